@@ -1,0 +1,117 @@
+/* The engine's view of the bundle: a fetch shim for a virtual base URL.
+ *
+ * A page opened from file:// may not fetch, and a blob: worker may not load other
+ * files, so the page loads each asset as a classic script and posts its base64 here.
+ * Pyodide is told its files live at the virtual base; every fetch under that base is
+ * answered from these posted bytes, each checked against the sha256 in bundle.js.
+ */
+var QuireAssets = (function () {
+  'use strict';
+  var base = null;
+  var table = {};        // asset name -> {size, sha256, gz}
+  var pending = {};      // asset name -> {promise, resolve, reject}
+  var post = null;
+  var realFetch = self.fetch.bind(self);
+
+  function AssetError(kind, name, message) {
+    var err = new Error(message);
+    err.name = 'AssetError';
+    err.kind = kind;
+    err.asset = name;
+    return err;
+  }
+
+  function fromBase64(b64) {
+    if (typeof Uint8Array.fromBase64 === 'function') return Promise.resolve(Uint8Array.fromBase64(b64));
+    return realFetch('data:application/octet-stream;base64,' + b64)
+      .then(function (r) { return r.arrayBuffer(); })
+      .then(function (b) { return new Uint8Array(b); });
+  }
+
+  function gunzip(bytes) {
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).arrayBuffer().then(function (b) { return new Uint8Array(b); });
+  }
+
+  function hex(buffer) {
+    var out = '';
+    var view = new Uint8Array(buffer);
+    for (var i = 0; i < view.length; i++) out += (view[i] < 16 ? '0' : '') + view[i].toString(16);
+    return out;
+  }
+
+  function entry(name) {
+    if (!pending[name]) {
+      var e = {};
+      e.promise = new Promise(function (resolve, reject) { e.resolve = resolve; e.reject = reject; });
+      e.promise.catch(function () {});  // reported where it is awaited
+      pending[name] = e;
+    }
+    return pending[name];
+  }
+
+  /** Decode, decompress and verify one asset posted by the page. */
+  function receive(name, gz, b64) {
+    var e = entry(name);
+    var info = table[name];
+    fromBase64(b64)
+      .then(function (bytes) { return gz ? gunzip(bytes) : bytes; })
+      .then(function (bytes) {
+        return crypto.subtle.digest('SHA-256', bytes).then(function (digest) {
+          if (info && hex(digest) !== info.sha256) {
+            throw AssetError('damaged', name, 'The file ' + name + ' is damaged: its checksum does not match the bundle.');
+          }
+          return bytes;
+        });
+      })
+      .then(e.resolve, function (err) {
+        e.reject(err.name === 'AssetError' ? err : AssetError('damaged', name, 'The file ' + name + ' could not be decoded: ' + err.message));
+      });
+  }
+
+  function fail(name, kind, message) {
+    entry(name).reject(AssetError(kind, name, message));
+  }
+
+  /** The bytes of an asset, asking the page to load it the first time. */
+  function get(name) {
+    if (!table[name]) return Promise.reject(AssetError('missing', name, 'The bundle has no file named ' + name + '.'));
+    var known = !!pending[name];
+    var e = entry(name);
+    if (!known) post({ type: 'need', name: name });
+    return e.promise;
+  }
+
+  function integrityOk(bytes, integrity) {
+    var m = /^sha256-(.+)$/.exec(integrity || '');
+    if (!m) return Promise.resolve(true);
+    return crypto.subtle.digest('SHA-256', bytes).then(function (d) {
+      var bin = '';
+      var v = new Uint8Array(d);
+      for (var i = 0; i < v.length; i++) bin += String.fromCharCode(v[i]);
+      return btoa(bin) === m[1];
+    });
+  }
+
+  function shimmedFetch(input, init) {
+    var url = typeof input === 'string' ? input : (input instanceof URL ? input.href : input.url);
+    if (!base || url.indexOf(base) !== 0) return realFetch(input, init);
+    var name = decodeURIComponent(url.slice(base.length).split(/[?#]/)[0]);
+    return get(name).then(function (bytes) {
+      return integrityOk(bytes, init && init.integrity).then(function (ok) {
+        if (!ok) throw new TypeError('Integrity check failed for ' + name);
+        var type = /\.wasm$/.test(name) ? 'application/wasm' : /\.json$/.test(name) ? 'application/json' : 'application/octet-stream';
+        return new Response(bytes, { status: 200, headers: { 'Content-Type': type, 'Content-Length': String(bytes.length) } });
+      });
+    });
+  }
+
+  function init(config, poster) {
+    base = config.base;
+    table = config.assets;
+    post = poster;
+    self.fetch = shimmedFetch;
+  }
+
+  return { init: init, receive: receive, fail: fail, get: get, AssetError: AssetError };
+})();

@@ -1,0 +1,115 @@
+/* The engine worker: boots Pyodide from the bundle and answers the page's calls.
+ *
+ * It is one blob: script (Pyodide's loader, QuireAssets, QuireStore and this file),
+ * so it starts the same way over http and from file://.  Stages are reported by
+ * name; the page turns them into the progress bar.
+ */
+(function () {
+  'use strict';
+  var pyodide = null;
+  var config = null;
+  var booted = null;
+  var background = null;
+
+  function post(msg) { self.postMessage(msg); }
+  function stage(name, extra) { post(Object.assign({ type: 'stage', stage: name, t: performance.now() }, extra || {})); }
+
+  function describe(err, where) {
+    var msg = { type: 'fatal', stage: where, message: String(err && err.message || err) };
+    if (err && err.name === 'AssetError') { msg.kind = err.kind; msg.asset = err.asset; }
+    if (err && err.stack) msg.detail = String(err.stack).slice(0, 4000);
+    return msg;
+  }
+
+  async function boot(cfg) {
+    config = cfg;
+    QuireAssets.init(cfg, post);
+    var where = 'pyodide';
+    try {
+      stage('pyodide');
+      pyodide = await loadPyodide({
+        indexURL: cfg.base,
+        fullStdLib: false,
+        stdout: function (line) { post({ type: 'log', level: 'info', text: line }); },
+        stderr: function (line) { post({ type: 'log', level: 'warn', text: line }); },
+      });
+      where = 'numpy';
+      stage('numpy');
+      await pyodide.loadPackage(cfg.bootPackages, { messageCallback: function () {}, errorCallback: logError, checkIntegrity: true });
+      where = 'wheels';
+      stage('wheels');
+      var micropip = pyodide.pyimport('micropip');
+      await micropip.install.callKwargs(cfg.wheels.map(function (w) { return cfg.base + w; }), { deps: false });
+      micropip.destroy();
+      where = 'quire';
+      stage('quire');
+      var versions = pyodide.runPython(
+        'import json, sys, numpy, quire\n' +
+        'json.dumps({"python": sys.version.split()[0], "numpy": numpy.__version__, "quire": quire.__version__})');
+      stage('ready', { versions: JSON.parse(versions), pyodide: pyodide.version });
+      background = loadLazy();
+    } catch (err) {
+      post(describe(err, where));
+      throw err;
+    }
+  }
+
+  function logError(text) { post({ type: 'log', level: 'error', text: String(text) }); }
+
+  /* scipy + scikit-learn cost ~4 s: never on the critical path. */
+  async function loadLazy() {
+    try {
+      stage('sklearn-loading');
+      await pyodide.loadPackage(config.lazyPackages, { messageCallback: function () {}, errorCallback: logError, checkIntegrity: true });
+      var v = pyodide.runPython('import sklearn, scipy\nsklearn.__version__ + " / scipy " + scipy.__version__');
+      stage('sklearn', { version: v });
+    } catch (err) {
+      var msg = describe(err, 'sklearn');
+      msg.type = 'background-failed';
+      post(msg);
+    }
+  }
+
+  function toPlain(value) {
+    if (value && typeof value.toJs === 'function') {
+      try {
+        return value.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
+      } finally {
+        value.destroy();
+      }
+    }
+    return value;
+  }
+
+  var methods = {
+    run: async function (source) {
+      await pyodide.loadPackagesFromImports(source, { messageCallback: function () {}, errorCallback: logError });
+      return toPlain(await pyodide.runPythonAsync(source));
+    },
+    waitForLazy: function () { return background; },
+  };
+
+  async function call(msg) {
+    try {
+      await booted;
+      var fn = methods[msg.method];
+      if (!fn) throw new Error('unknown engine method ' + msg.method + '; known: ' + Object.keys(methods).join(', '));
+      var value = await fn.apply(null, msg.args || []);
+      post({ type: 'result', id: msg.id, ok: true, value: value });
+    } catch (err) {
+      post({ type: 'result', id: msg.id, ok: false, error: String(err && err.message || err) });
+    }
+  }
+
+  self.onmessage = function (event) {
+    var msg = event.data;
+    switch (msg.type) {
+      case 'init': booted = boot(msg.config); booted.catch(function () {}); break;
+      case 'asset': QuireAssets.receive(msg.name, msg.gz, msg.b64); break;
+      case 'asset-failed': QuireAssets.fail(msg.name, msg.kind, msg.message); break;
+      case 'call': call(msg); break;
+      default: logError('unknown message ' + msg.type);
+    }
+  };
+  post({ type: 'alive' });
+})();
