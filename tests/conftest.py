@@ -21,3 +21,125 @@ def data_dir() -> Path:
 @pytest.fixture(scope="session")
 def pdf_dir(data_dir) -> Path:
     return data_dir / "pdfs"
+
+
+# --------------------------------------------------------------------------
+# The built bundle and real Chromium (tests marked "browser" use these).
+# --------------------------------------------------------------------------
+import shutil
+import subprocess
+
+CHROMIUM = os.environ.get("QUIRE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    # This machine's network is closed: without these Chromium retries Google hosts forever.
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def built_dist(tmp_path_factory) -> Path:
+    """One build of the bundle for the whole run, never written into the working tree."""
+    sys.path.insert(0, str(ROOT))
+    import build
+
+    dist = tmp_path_factory.mktemp("build") / "dist"
+    assert build.main(["--dist", str(dist)]) == 0, "build.py failed; see its output above"
+    return dist
+
+
+class StaticServer:
+    """``serve.py`` as a subprocess on a free port; ready when it prints its URL."""
+
+    def __init__(self, dist: Path, port: int = 0):
+        self.dist, self.port, self.proc, self.url = dist, port, None, None
+
+    def start(self) -> "StaticServer":
+        env = {**os.environ, "QUIRE_SERVE_QUIET": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "serve.py"), "--no-build", "--dist", str(self.dist), "--port", str(self.port)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        line = self.proc.stdout.readline()
+        if "running at" not in line:
+            raise RuntimeError(f"serve.py did not start: {line}{self.proc.stderr.read()}")
+        self.url = line.split("running at ")[1].split()[0]
+        self.port = int(self.url.rstrip("/").rsplit(":", 1)[1])
+        return self
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def serve():
+    servers = []
+
+    def start(dist: Path, port: int = 0) -> StaticServer:
+        servers.append(StaticServer(dist, port).start())
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture(scope="session")
+def playwright_instance():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium (or set QUIRE_CHROMIUM)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_instance):
+    b = playwright_instance.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+
+
+class PageLog:
+    """The browser console and page errors, copied into the test log."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.errors: list[str] = []
+
+    def attach(self, page):
+        page.on("console", self._console)
+        page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+        return page
+
+    def _console(self, msg):
+        line = f"console.{msg.type}: {msg.text}"
+        self.lines.append(line)
+        print(line)
+        if msg.type == "error":
+            self.errors.append(line)
+
+
+@pytest.fixture
+def page_log():
+    return PageLog()
+
+
+@pytest.fixture
+def context(browser):
+    ctx = browser.new_context()
+    yield ctx
+    ctx.close()
+
+
+def wait_ready(page) -> dict:
+    """Await ``window.quire.ready`` (the page's own readiness signal); return ``status()``."""
+    page.wait_for_function("() => window.quire && window.quire.ready")
+    return page.evaluate("async () => { await window.quire.ready; return window.quire.status(); }")
+
+
+def copy_dist(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst

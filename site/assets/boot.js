@@ -14,7 +14,7 @@
   var state = {
     stage: 'shell', error: null, build: B && B.build, version: B && B.version, pyodide: B && B.pyodide,
     versions: null, sklearn: 'pending', sklearnVersion: null, mode: mode, serviceWorker: 'none',
-    storage: { usage: null, quota: null, persisted: null }, timings: { shell: T0 },
+    storage: { usage: null, quota: null, persisted: null }, timings: { shell: T0 }, marks: {},
   };
 
   var STAGES = {
@@ -189,6 +189,7 @@
       case 'log':
         if (msg.level === 'error') console.warn('Quire engine:', msg.text); else console.debug('Quire engine:', msg.text);
         break;
+      case 'mark': state.marks[msg.name] = msg.t; break;
       case 'alive': break;
       default: console.warn('Quire: unknown message from the engine', msg);
     }
@@ -349,5 +350,6 @@
   if (typeof Worker !== 'function') { fail('worker', 'Web Workers are unavailable'); return; }
   checkStorage();
   startEngine();
-  registerServiceWorker();
+  // Precaching 40 MB would compete with the first boot: register once the engine is up.
+  readyPromise.then(registerServiceWorker, function () {});
 })();

@@ -39,6 +39,7 @@
       where = 'wheels';
       stage('wheels');
       var micropip = pyodide.pyimport('micropip');
+      post({ type: 'mark', name: 'micropip-imported', t: performance.now() });
       await micropip.install.callKwargs(cfg.wheels.map(function (w) { return cfg.base + w; }), { deps: false });
       micropip.destroy();
       where = 'quire';

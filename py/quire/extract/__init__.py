@@ -1,0 +1,115 @@
+"""Turn an uploaded file into units: ``extract(name, data) -> Extraction``.
+
+Dispatch is on the file extension; a file without one is recognised by its
+first bytes.  Every problem with the file itself surfaces as ``ExtractError``
+with a message meant for the user.
+
+>>> ex = extract("notes.md", b"# Plan\\nRead chapter 2.")
+>>> ex.kind, ex.units[0].location, ex.units[0].text
+('markdown', {'section': ['Plan']}, 'Read chapter 2.')
+"""
+
+from __future__ import annotations
+
+import posixpath
+from importlib import import_module
+
+from quire.extract.base import ExtractError, Limits
+from quire.model import Extraction
+
+__all__ = ["SUPPORTED", "ExtractError", "Limits", "extract", "kind_of"]
+
+MAX_BYTES = 200 * 1024 * 1024  # larger uploads would not fit the tab's memory alongside the index
+
+# extension -> kind; the kind names the module and function that read it.
+SUPPORTED: dict[str, str] = {
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".pptx": "pptx",
+    ".xlsx": "xlsx",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".epub": "epub",
+    ".txt": "text",
+    ".text": "text",
+}
+
+# kind -> (module, function).  Imported on first use so that loading Quire
+# in the browser does not pay for pypdf until a PDF arrives.
+_READERS = {
+    "pdf": ("quire.extract.pdf", "extract_pdf"),
+    "docx": ("quire.extract.docx", "extract_docx"),
+    "pptx": ("quire.extract.pptx", "extract_pptx"),
+    "xlsx": ("quire.extract.xlsx", "extract_xlsx"),
+    "epub": ("quire.extract.epub", "extract_epub"),
+    "csv": ("quire.extract.csvfile", "extract_csv"),
+    "markdown": ("quire.extract.markdown", "extract_markdown"),
+    "html": ("quire.extract.htmlfile", "extract_html"),
+    "text": ("quire.extract.text", "extract_text"),
+}
+_TAKES_LIMITS = {"pdf", "docx", "pptx", "xlsx", "epub"}
+_UNSUPPORTED = (
+    "unsupported type {ext}; Quire reads PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), "
+    "CSV, Markdown, HTML, EPUB and plain text"
+)
+_OLD_OFFICE = {".doc": ".docx", ".ppt": ".pptx", ".xls": ".xlsx"}
+
+
+def kind_of(name: str, data: bytes = b"") -> str:
+    """The reader for a file: 'report.PDF' -> 'pdf'; raises ExtractError if none fits."""
+    ext = posixpath.splitext(name.replace("\\", "/"))[1].lower()
+    if ext in SUPPORTED:
+        return SUPPORTED[ext]
+    if not ext:
+        if sniffed := _sniff(data):
+            return sniffed
+        ext = "(no extension)"
+    message = _UNSUPPORTED.format(ext=ext)
+    if ext in _OLD_OFFICE:
+        message += f" (save it as {_OLD_OFFICE[ext]} first)"
+    raise ExtractError(message)
+
+
+def _sniff(data: bytes) -> str | None:
+    head = data[:2048]
+    if b"%PDF-" in head[:1024]:
+        return "pdf"
+    if head.startswith(b"PK\x03\x04"):
+        if b"mimetypeapplication/epub+zip" in head[:100]:
+            return "epub"
+        for marker, kind in ((b"word/", "docx"), (b"ppt/", "pptx"), (b"xl/", "xlsx")):
+            if marker in data[:65536]:
+                return kind
+        return None
+    if b"<html" in head.lower() or b"<!doctype html" in head.lower():
+        return "html"
+    return "text"  # decode_text still refuses binary data
+
+
+def extract(name: str, data: bytes, *, max_bytes: int = MAX_BYTES, limits: Limits = Limits()) -> Extraction:
+    """Read one file.  Raises ExtractError for anything wrong with the file."""
+    kind = kind_of(name, data)
+    if len(data) > max_bytes:
+        raise ExtractError(f"{name} is too large ({len(data) / 2**20:.0f} MB; the limit is {max_bytes / 2**20:.0f} MB)")
+    if not data or (len(data) < 4096 and not data.strip()):
+        raise ExtractError(f"{name} is empty")
+    module, function = _READERS[kind]
+    reader = getattr(import_module(module), function)
+    try:
+        extraction = reader(data, name, limits) if kind in _TAKES_LIMITS else reader(data, name)
+    except ExtractError:
+        raise
+    except RecursionError as e:
+        raise ExtractError(f"{name} is nested too deeply to read; the file looks damaged") from e
+    except MemoryError as e:
+        raise ExtractError(f"{name} needs more memory than the browser allows") from e
+    except Exception as e:  # a parser bug on odd input must read as "damaged file", not a stack trace
+        raise ExtractError(f"could not read {name}; the file looks damaged or incomplete") from e
+    if not any(u.text.strip() for u in extraction.units) and not extraction.meta.get("needs_ocr"):
+        extraction.warnings.append(f"no text found in {name}")
+    return extraction

@@ -1,0 +1,133 @@
+"""Turn "Failed to fetch" into a status and the exact fix.
+
+A browser reports every failure to reach Ollama the same way, so the page
+probes twice (see ``PROBES``) and passes what it learned here:
+
+* ``reachable``: ``fetch(url + "/api/version", {mode: "no-cors"})`` resolved
+  (an opaque answer still proves something is listening);
+* ``cors_ok``: the normal ``fetch(url + "/api/version")`` resolved;
+* ``error``: the ``LLMError`` of the call that failed, if any (404 model).
+
+>>> diagnose("null", reachable=True, cors_ok=False).status
+'cors_refused'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from .events import LLMError
+
+SERVE_URL = "http://127.0.0.1:8765"  # where `python serve.py` serves Quire
+STATUSES = ("connected", "not_running", "cors_refused", "model_missing")
+PROBES = ("GET {url}/api/version mode=no-cors -> reachable", "GET {url}/api/version mode=cors -> cors_ok")
+LOOPBACK = ("localhost", "127.0.0.1", "0.0.0.0")
+
+# How to set OLLAMA_ORIGINS where Ollama runs as an app or service.
+_SET_ORIGINS = {
+    "mac": "run `launchctl setenv OLLAMA_ORIGINS \"{value}\"` in Terminal, then quit and reopen the Ollama app",
+    "windows": "run `setx OLLAMA_ORIGINS \"{value}\"` in a terminal, then quit Ollama from the tray and start it again",
+    "linux": ("run `sudo systemctl edit ollama.service`, add `Environment=\"OLLAMA_ORIGINS={value}\"` under "
+              "[Service], then `sudo systemctl restart ollama`"),
+}
+_SET_ORIGINS_ANY = "quit Ollama and start it from a terminal with `OLLAMA_ORIGINS=\"{value}\" ollama serve`"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    status: str  # one of STATUSES
+    message: str  # what is wrong, in one sentence
+    fix: str = ""  # what to do; empty when connected
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "connected"
+
+
+def same_model(a: str, b: str) -> bool:
+    """Ollama treats a name without a tag as ``:latest``.
+
+    >>> same_model("nomic-embed-text", "nomic-embed-text:latest")
+    True
+    """
+    norm = lambda n: n if ":" in n.rsplit("/", 1)[-1] else n + ":latest"  # noqa: E731
+    return norm(a) == norm(b)
+
+
+def default_allowed(origin: str | None) -> bool:
+    """Would an Ollama without OLLAMA_ORIGINS accept this page's Origin?"""
+    if not origin or origin == "null":
+        return False
+    parts = urlsplit(origin)
+    if parts.scheme in ("app", "file", "tauri", "vscode-webview", "vscode-file"):
+        return True
+    return parts.scheme in ("http", "https") and parts.hostname in LOOPBACK
+
+
+def _set_origins(value: str, platform: str | None) -> str:
+    return _SET_ORIGINS.get(platform or "", _SET_ORIGINS_ANY).format(value=value)
+
+
+def diagnose(page_origin: str | None, *, reachable: bool, cors_ok: bool, model: str | None = None,
+             installed=None, error: LLMError | None = None, base_url: str = "http://127.0.0.1:11434",
+             platform: str | None = None) -> Diagnosis:
+    """Status and fix for talking to Ollama at ``base_url`` from ``page_origin``.
+
+    ``page_origin`` is ``location.origin`` (``"null"`` for a file:// page);
+    ``installed`` the names from /api/tags; ``platform`` is mac / windows / linux.
+    """
+    if not reachable and not cors_ok:
+        return Diagnosis("not_running", f"Nothing is answering at {base_url}.",
+                         "Start Ollama (open the Ollama app, or run `ollama serve` in a terminal), then press Retry. "
+                         "If it runs on another port or machine, enter that address in Settings.")
+    if not cors_ok:
+        return _cors(page_origin, base_url, platform)
+    missing = model and ((error is not None and error.model_missing)
+                         or (installed is not None and not any(same_model(model, n) for n in installed)))
+    if missing:
+        return Diagnosis("model_missing", f"Ollama is running but the model \"{model}\" is not installed.",
+                         f"Run `ollama pull {model}` in a terminal (or press Download), then press Retry.")
+    return Diagnosis("connected", f"Connected to Ollama at {base_url}.")
+
+
+def _cors(origin: str | None, base_url: str, platform: str | None) -> Diagnosis:
+    if origin in (None, "", "null"):
+        return Diagnosis(
+            "cors_refused",
+            "Ollama is running but refuses this page because it was opened as a file (its origin is \"null\").",
+            f"Either {_set_origins('*', platform)} (OLLAMA_ORIGINS=* lets any web page use Ollama; "
+            f"`OLLAMA_ORIGINS=null` does not work), or run `python serve.py` and open {SERVE_URL} instead.")
+    if default_allowed(origin):
+        return Diagnosis(
+            "cors_refused",
+            f"The server at {base_url} refused this page ({origin}), which Ollama normally allows.",
+            "If this is LM Studio, start its server with CORS enabled (`lms server start --cors`); "
+            f"if it is Ollama behind a proxy or with a custom setup, {_set_origins(origin, platform)}.")
+    extra = ""
+    if urlsplit(origin).scheme == "https":
+        extra = " Chrome may also ask to allow this site to reach local network devices: choose Allow."
+    return Diagnosis(
+        "cors_refused",
+        f"Ollama is running but refuses pages from {origin}.",
+        f"To allow this site, {_set_origins(origin, platform)}; "
+        f"or run `python serve.py` and open {SERVE_URL} instead.{extra}")
+
+
+def check(client, page_origin: str | None = None, model: str | None = None, **kw) -> Diagnosis:
+    """Probe with a sync client (CPython, or tests sending an ``Origin`` header).
+
+    A 403 means the server answered but refused the origin; a connection
+    error means nothing answered.
+    """
+    try:
+        client.version()
+    except LLMError as exc:
+        if exc.kind == "connection":
+            return diagnose(page_origin, reachable=False, cors_ok=False, base_url=client.base_url, **kw)
+        if exc.status == 403:
+            return diagnose(page_origin, reachable=True, cors_ok=False, base_url=client.base_url, **kw)
+        raise
+    installed = [m.name for m in client.tags()] if model else None
+    return diagnose(page_origin, reachable=True, cors_ok=True, model=model, installed=installed,
+                    base_url=client.base_url, **kw)

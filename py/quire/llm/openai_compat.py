@@ -1,0 +1,208 @@
+"""OpenAI-compatible servers (llama.cpp ``llama-server``, LM Studio, Ollama's /v1):
+the same client surface as ``OllamaClient``, translated at the edges.
+
+Quire keeps its history in Ollama's shape; ``openai_messages`` converts it:
+
+    >>> openai_messages([{"role": "tool", "content": "4", "tool_name": "calculator"}])
+    [{'role': 'tool', 'content': '4', 'tool_call_id': 'call_0'}]
+"""
+
+from __future__ import annotations
+
+import json
+
+from .events import LLMError, ModelInfo
+from .ollama import AsyncChatStream, ChatStream, EMBED_BATCH, batches
+from .parse import OpenAIDecoder, http_error, openai_reply_events
+from .transport import AsyncTransport, Transport, UrllibTransport
+
+OPTION_NAMES = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
+                "num_predict": "max_tokens"}  # Ollama option -> OpenAI field; the rest (num_ctx...) is server-side
+
+
+def api_root(base_url: str) -> str:
+    """The /v1 root, whether or not the user typed it.
+
+    >>> api_root("http://127.0.0.1:8080"), api_root("http://localhost:1234/v1/")
+    ('http://127.0.0.1:8080/v1', 'http://localhost:1234/v1')
+    """
+    base = base_url.rstrip("/")
+    return base if base.endswith("/v1") else base + "/v1"
+
+
+def _image_part(b64: str) -> dict:
+    mime = "image/png" if b64.startswith("iVBOR") else "image/jpeg"
+    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{b64}"}}
+
+
+def openai_messages(messages: list[dict]) -> list[dict]:
+    """Ollama-shaped history -> OpenAI: tool-call arguments become JSON strings with ids,
+    tool results answer the id of the call they follow, images become content parts."""
+    out, pending = [], []  # ids of the last assistant turn's calls, in order
+    counter = 0
+    for msg in messages:
+        role, new = msg.get("role"), {"role": msg.get("role"), "content": msg.get("content", "")}
+        if msg.get("images"):
+            new["content"] = [{"type": "text", "text": msg.get("content", "")}] + [_image_part(i) for i in msg["images"]]
+        if role == "assistant" and msg.get("tool_calls"):
+            calls = []
+            for call in msg["tool_calls"]:
+                fn = call.get("function", {})
+                call_id = call.get("id") or f"call_{counter}"
+                counter += 1
+                args = fn.get("arguments", {})
+                calls.append({"id": call_id, "type": "function", "function": {
+                    "name": fn.get("name", ""), "arguments": args if isinstance(args, str) else json.dumps(args)}})
+            new["tool_calls"] = calls
+            pending = [c["id"] for c in calls]
+        if role == "tool":
+            new["tool_call_id"] = msg.get("tool_call_id") or (pending.pop(0) if pending else f"call_{counter}")
+        out.append(new)
+    return out
+
+
+def response_format(format) -> dict | None:
+    if format is None:
+        return None
+    if format == "json":
+        return {"type": "json_object"}
+    if isinstance(format, dict):
+        return {"type": "json_schema", "json_schema": {"name": "reply", "strict": True, "schema": format}}
+    raise ValueError(f"format must be 'json' or a JSON schema dict, not {format!r}")
+
+
+def chat_body(model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
+              options=None) -> dict:
+    body: dict = {"model": model, "messages": openai_messages(messages), "stream": stream}
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    fmt = response_format(format)
+    if fmt:
+        body["response_format"] = fmt
+    if tools:
+        body["tools"] = tools
+    if think:
+        body["reasoning_effort"] = think if isinstance(think, str) else "medium"
+    for key, value in (options or {}).items():
+        if key in OPTION_NAMES:
+            body[OPTION_NAMES[key]] = value
+    return body
+
+
+def embeddings_of(obj, expected: int) -> list[list[float]]:
+    data = obj.get("data") if isinstance(obj, dict) else None
+    if not isinstance(data, list) or len(data) != expected:
+        raise LLMError(f"expected {expected} embeddings", kind="protocol")
+    return [d["embedding"] for d in sorted(data, key=lambda d: d.get("index", 0))]
+
+
+def models_of(obj) -> list[ModelInfo]:
+    return [ModelInfo(name=m.get("id", "")) for m in (obj.get("data") or [])]
+
+
+_NO_PULL = "this server cannot download models; load the model in LM Studio or start llama-server with it"
+
+
+class OpenAICompatClient:
+    def __init__(self, base_url: str, transport: Transport | None = None):
+        self.base_url = api_root(base_url)
+        self.transport = transport or UrllibTransport()
+
+    def _send(self, method: str, path: str, body=None, stream=False):
+        resp = self.transport.request(method, self.base_url + path, body, stream)
+        if resp.status >= 400:
+            raise http_error(resp.status, resp.text())
+        return resp
+
+    def version(self) -> str:
+        self._send("GET", "/models").json()  # reachability; these servers have no version endpoint
+        return "openai-compatible"
+
+    def tags(self) -> list[ModelInfo]:
+        """Capabilities are unknown here (the list is names only)."""
+        return models_of(self._send("GET", "/models").json())
+
+    def embed(self, model: str, texts, *, batch_size: int = EMBED_BATCH, progress=None, **_) -> list[list[float]]:
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        out: list[list[float]] = []
+        for batch in batches(texts, batch_size):
+            obj = self._send("POST", "/embeddings", {"model": model, "input": batch}).json()
+            out += embeddings_of(obj, len(batch))
+            if progress:
+                progress(len(out), len(texts))
+        return out
+
+    def chat(self, model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
+             options=None, keep_alive=None) -> ChatStream:
+        body = chat_body(model, messages, stream=stream, format=format, tools=tools, think=think, options=options)
+        decoder = OpenAIDecoder()
+        return ChatStream(self._chat_events(body, decoder), decoder.reply)
+
+    def _chat_events(self, body: dict, decoder: OpenAIDecoder):
+        resp = self._send("POST", "/chat/completions", body, body["stream"])
+        try:
+            if body["stream"]:
+                for line in resp.iter_lines():
+                    yield from decoder.feed(line)
+                yield from decoder.close()
+            else:
+                yield from decoder.reply.add(openai_reply_events(resp.json()))
+        finally:
+            resp.close()
+
+    def pull(self, model: str):
+        raise LLMError(_NO_PULL, kind="http", status=501)
+
+
+class AsyncOpenAICompatClient:
+    def __init__(self, base_url: str, transport: AsyncTransport):
+        self.base_url = api_root(base_url)
+        self.transport = transport
+
+    async def _send(self, method: str, path: str, body=None, stream=False):
+        resp = await self.transport.request(method, self.base_url + path, body, stream)
+        if resp.status >= 400:
+            raise http_error(resp.status, await resp.text())
+        return resp
+
+    async def version(self) -> str:
+        await (await self._send("GET", "/models")).json()
+        return "openai-compatible"
+
+    async def tags(self) -> list[ModelInfo]:
+        return models_of(await (await self._send("GET", "/models")).json())
+
+    async def embed(self, model: str, texts, *, batch_size: int = EMBED_BATCH, progress=None, **_):
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        out: list[list[float]] = []
+        for batch in batches(texts, batch_size):
+            obj = await (await self._send("POST", "/embeddings", {"model": model, "input": batch})).json()
+            out += embeddings_of(obj, len(batch))
+            if progress:
+                progress(len(out), len(texts))
+        return out
+
+    def chat(self, model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
+             options=None, keep_alive=None) -> AsyncChatStream:
+        body = chat_body(model, messages, stream=stream, format=format, tools=tools, think=think, options=options)
+        decoder = OpenAIDecoder()
+        return AsyncChatStream(self._chat_events(body, decoder), decoder.reply)
+
+    async def _chat_events(self, body: dict, decoder: OpenAIDecoder):
+        resp = await self._send("POST", "/chat/completions", body, body["stream"])
+        try:
+            if body["stream"]:
+                async for line in resp.iter_lines():
+                    for ev in decoder.feed(line):
+                        yield ev
+                for ev in decoder.close():
+                    yield ev
+            else:
+                for ev in decoder.reply.add(openai_reply_events(await resp.json())):
+                    yield ev
+        finally:
+            await resp.close()
+
+    async def pull(self, model: str):
+        raise LLMError(_NO_PULL, kind="http", status=501)
+        yield  # pragma: no cover  (makes this an async generator like the Ollama one)

@@ -1,0 +1,264 @@
+"""Pure parsing of server output: no I/O, so sync, async and JS-fetch
+transports all feed the same decoders line by line.
+
+Ollama streams NDJSON; OpenAI-compatible servers stream SSE::
+
+    >>> d = OllamaDecoder()
+    >>> d.feed('{"message": {"role": "assistant", "content": "Hi"}, "done": false}')
+    [Content(text='Hi')]
+    >>> d.feed('{"message": {"content": ""}, "done": true, "done_reason": "stop", "eval_count": 1}')
+    [Done(reason='stop', stats={'eval_count': 1})]
+    >>> d.reply.text
+    'Hi'
+"""
+
+from __future__ import annotations
+
+import json
+
+from .events import Content, Done, LLMError, PullProgress, Thinking, ToolCall, ToolCalls
+
+OLLAMA_STATS = ("total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration",
+                "eval_count", "eval_duration")
+
+
+def error_message(text: str) -> str:
+    """The human part of an error body: Ollama's ``{"error": "..."}``, OpenAI's
+    ``{"error": {"message": ...}}``, or the raw text.
+
+    >>> error_message('{"error": "model \\\\"x\\\\" not found, try pulling it first"}')
+    'model "x" not found, try pulling it first'
+    """
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return text.strip() or "(empty response)"
+    if isinstance(obj, dict) and "error" in obj:
+        err = obj["error"]
+        if isinstance(err, dict):
+            return str(err.get("message") or err)
+        return str(err)
+    return text.strip()
+
+
+def http_error(status: int, text: str) -> LLMError:
+    if status == 403 and not text.strip():
+        # Ollama's CORS layer answers a refused Origin with an empty 403.
+        return LLMError("403 Forbidden: the server refused this page's origin (CORS)", status=403)
+    return LLMError(error_message(text) or f"HTTP {status}", status=status)
+
+
+def tool_call(raw: dict) -> ToolCall:
+    """Ollama ``{"function": {"name", "arguments": {...}}}`` or OpenAI's with a JSON string."""
+    fn = raw.get("function") or {}
+    args = fn.get("arguments") or {}
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            args = {"_unparsed": args}
+    if not isinstance(args, dict):
+        args = {"_unparsed": args}
+    return ToolCall(str(fn.get("name", "")), args, raw.get("id"))
+
+
+class Reply:
+    """Everything received so far; survives a failure so partial text can be shown."""
+
+    def __init__(self):
+        self.content: list[str] = []
+        self.thinking: list[str] = []
+        self.tool_calls: list[ToolCall] = []
+        self.done: Done | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.content)
+
+    @property
+    def thought(self) -> str:
+        return "".join(self.thinking)
+
+    def add(self, events: list) -> list:
+        for ev in events:
+            if isinstance(ev, Content):
+                self.content.append(ev.text)
+            elif isinstance(ev, Thinking):
+                self.thinking.append(ev.text)
+            elif isinstance(ev, ToolCalls):
+                self.tool_calls.extend(ev.calls)
+            elif isinstance(ev, Done):
+                self.done = ev
+        return events
+
+    def message(self) -> dict:
+        """The assistant turn to append to the history (Ollama shape)."""
+        msg = {"role": "assistant", "content": self.text}
+        if self.tool_calls:
+            msg["tool_calls"] = [c.as_ollama() for c in self.tool_calls]
+        return msg
+
+    def error(self, message: str, kind: str, status: int | None = None) -> LLMError:
+        return LLMError(message, kind=kind, status=status, partial=self.text)
+
+
+def _load(line: str, reply: Reply) -> dict | None:
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        raise reply.error(f"unreadable line from server: {line[:80]!r}", "protocol") from None
+    if not isinstance(obj, dict):
+        raise reply.error(f"unexpected line from server: {line[:80]!r}", "protocol")
+    if "error" in obj:
+        raise reply.error(error_message(json.dumps(obj)), "stream")
+    return obj
+
+
+def ollama_events(obj: dict) -> list:
+    """Events in one /api/chat or /api/generate object (a stream line or a whole reply)."""
+    events: list = []
+    msg = obj.get("message")
+    if isinstance(msg, dict):
+        thinking, content, calls = msg.get("thinking"), msg.get("content"), msg.get("tool_calls")
+    else:  # /api/generate
+        thinking, content, calls = obj.get("thinking"), obj.get("response"), None
+    if thinking:
+        events.append(Thinking(thinking))
+    if content:
+        events.append(Content(content))
+    if calls:
+        events.append(ToolCalls(tuple(tool_call(c) for c in calls)))
+    if obj.get("done"):
+        events.append(Done(obj.get("done_reason") or "stop", {k: obj[k] for k in OLLAMA_STATS if k in obj}))
+    return events
+
+
+class OllamaDecoder:
+    """Feed NDJSON lines; get events.  ``close()`` checks the reply finished."""
+
+    def __init__(self):
+        self.reply = Reply()
+
+    def feed(self, line: str) -> list:
+        obj = _load(line, self.reply)
+        return [] if obj is None else self.reply.add(ollama_events(obj))
+
+    def close(self) -> list:
+        if self.reply.done is None:
+            raise self.reply.error("the server closed the stream before the reply finished", "stream")
+        return []
+
+
+def parse_pull_line(line: str) -> PullProgress | None:
+    """One /api/pull line; an error line raises.
+
+    >>> parse_pull_line('{"status": "pulling abc", "total": 10, "completed": 5}').fraction
+    0.5
+    """
+    obj = _load(line, Reply())
+    if obj is None:
+        return None
+    return PullProgress(str(obj.get("status", "")), obj.get("digest"), obj.get("total"), obj.get("completed"))
+
+
+class SSEDecoder:
+    """Server-sent events: ``data:`` lines up to a blank line make one event.
+
+    >>> d = SSEDecoder()
+    >>> [d.feed(x) for x in ["data: {}", ""]]
+    [None, '{}']
+    """
+
+    def __init__(self):
+        self._data: list[str] = []
+
+    def feed(self, line: str) -> str | None:
+        line = line.rstrip("\r\n")
+        if not line:
+            return self.flush()
+        if line.startswith(":"):
+            return None  # comment / keep-alive
+        name, _, value = line.partition(":")
+        if name == "data":
+            self._data.append(value[1:] if value.startswith(" ") else value)
+        return None
+
+    def flush(self) -> str | None:
+        if not self._data:
+            return None
+        data, self._data = "\n".join(self._data), []
+        return data
+
+
+class OpenAIDecoder:
+    """Feed SSE lines of /v1/chat/completions; tool-call fragments are joined
+    by ``index`` and released with the finish, as OpenAI streams them in pieces."""
+
+    def __init__(self):
+        self.reply = Reply()
+        self._sse = SSEDecoder()
+        self._calls: dict[int, dict] = {}
+        self._finish: str | None = None
+        self._usage: dict = {}
+        self._ended = False
+
+    def feed(self, line: str) -> list:
+        data = self._sse.feed(line)
+        return [] if data is None else self.feed_data(data)
+
+    def feed_data(self, data: str) -> list:
+        if data.strip() == "[DONE]":
+            return self._end()
+        obj = _load(data, self.reply)
+        return [] if obj is None else self.reply.add(self._chunk(obj))
+
+    def _chunk(self, obj: dict) -> list:
+        events: list = []
+        if obj.get("usage"):
+            self._usage = dict(obj["usage"])
+        for choice in obj.get("choices") or []:
+            delta = choice.get("delta") or choice.get("message") or {}
+            thinking = delta.get("reasoning_content") or delta.get("reasoning")
+            if thinking:
+                events.append(Thinking(thinking))
+            if delta.get("content"):
+                events.append(Content(delta["content"]))
+            for frag in delta.get("tool_calls") or []:
+                slot = self._calls.setdefault(frag.get("index", len(self._calls)),
+                                              {"id": None, "function": {"name": "", "arguments": ""}})
+                slot["id"] = frag.get("id") or slot["id"]
+                fn = frag.get("function") or {}
+                slot["function"]["name"] += fn.get("name") or ""
+                args = fn.get("arguments") or ""
+                slot["function"]["arguments"] += args if isinstance(args, str) else json.dumps(args)
+            if choice.get("finish_reason"):
+                self._finish = choice["finish_reason"]
+        return events
+
+    def _end(self) -> list:
+        if self._ended:
+            return []
+        self._ended = True
+        events: list = []
+        if self._calls:
+            events.append(ToolCalls(tuple(tool_call(self._calls[i]) for i in sorted(self._calls))))
+        events.append(Done(self._finish or "stop", self._usage))
+        return self.reply.add(events)
+
+    def close(self) -> list:
+        tail = self.feed("")  # an unterminated last event
+        if self._ended:
+            return tail
+        if self._finish is None:
+            raise self.reply.error("the server closed the stream before the reply finished", "stream")
+        return tail + self._end()  # llama.cpp variants that omit [DONE]
+
+
+def openai_reply_events(obj: dict) -> list:
+    """Events of a non-streamed chat.completion object."""
+    d = OpenAIDecoder()
+    events = d.reply.add(d._chunk(obj)) + d._end()
+    return events

@@ -1,0 +1,170 @@
+"""HybridIndex: BM25 + optional dense vectors over chunks, with scopes.
+
+Languages: there is one BM25 vocabulary, and each source's chunks are
+tokenized with that source's language (German stems for German sources).
+A query is tokenized once per language present and each row is scored with
+the tokens of its own language, so "Häuser" finds German "Haus" and
+"houses" finds English "house" in the same library.  One shared matrix keeps
+one idf table and one top-k; the cost is one postings gather per language.
+Cross-language matches (German query, English text) are the dense side's job.
+
+>>> index = HybridIndex()
+>>> index.add_chunks("s1", ["s1#0", "s1#1"], ["Error 404B means the page moved.", "Cats sleep a lot."], language="en")
+>>> index.add_chunks("s2", ["s2#0"], ["Die Häuser stehen am Fluss."], language="de", category="notes")
+>>> [h.id for h in index.search("404B")], [h.id for h in index.search("Haus")]
+(['s1#0'], ['s2#0'])
+>>> index.search("error", scope="notes")
+[]
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+
+from .bm25 import B, K1, BM25Index
+from .dense import DenseIndex
+from .fusion import ANSWER_K, CANDIDATES, MIN_COSINE, Hit, rrf
+from .lang import detect_language
+from .tokenize import Tokenizer
+
+_FORMAT = 1
+_DETECT_SAMPLE = 20  # chunks joined to guess a source's language
+
+
+class HybridIndex:
+    """Chunks of many sources; BM25 always, dense when vectors are given.
+
+    ``tokenizers`` maps language -> Tokenizer; languages not in it get a
+    default ``Tokenizer(language)`` on first use.
+    """
+
+    def __init__(self, tokenizers: dict[str, Tokenizer] | None = None, *, k1: float = K1, b: float = B,
+                 min_cosine: float = MIN_COSINE, candidates: int = CANDIDATES):
+        self.tokenizers = dict(tokenizers or {})
+        self.min_cosine, self.candidates = min_cosine, candidates
+        self.bm25 = BM25Index(k1=k1, b=b)
+        self.dense = DenseIndex()
+        self._chunk_ids: list[str] = []  # serial -> chunk id; retrievers store serials
+        self._serial_of: dict[str, int] = {}
+        self._source_of = np.empty(0, dtype=np.int32)  # serial -> source code
+        self._sources: list[dict] = []  # code -> {"id", "category", "language", "live"}
+        self._code_of: dict[str, int] = {}
+
+    def tokenizer(self, language: str) -> Tokenizer:
+        if language not in self.tokenizers:
+            self.tokenizers[language] = Tokenizer(language)
+        return self.tokenizers[language]
+
+    # -- building -------------------------------------------------------
+    def add_chunks(self, source_id: str, chunk_ids, texts, *, category: str | None = None,
+                   language: str | None = None, vectors=None) -> None:
+        """Index chunks of one source.  ``language=None`` detects it from the text;
+        ``vectors`` (one per chunk, any scale) enables dense search for them."""
+        chunk_ids, texts = list(chunk_ids), list(texts)
+        if len(chunk_ids) != len(texts):
+            raise ValueError(f"{len(chunk_ids)} chunk ids for {len(texts)} texts")
+        clash = [c for c in chunk_ids if c in self._serial_of]
+        if clash or len(set(chunk_ids)) != len(chunk_ids):
+            raise ValueError(f"duplicate chunk ids: {clash[:5] or 'within the batch'}")
+        code = self._code_of.get(source_id)
+        if code is None:
+            language = language or detect_language(" ".join(texts[:_DETECT_SAMPLE]))
+            code = self._code_of[source_id] = len(self._sources)
+            self._sources.append({"id": source_id, "category": category, "language": language, "live": True})
+        elif category is not None:
+            self._sources[code]["category"] = category
+        tokenize = self.tokenizer(self._sources[code]["language"])
+        serials = list(range(len(self._chunk_ids), len(self._chunk_ids) + len(chunk_ids)))
+        if vectors is not None:
+            self.dense.add(serials, vectors)  # first: it validates shapes before anything is committed
+        self.bm25.add(serials, [tokenize(t) for t in texts])
+        self._chunk_ids.extend(chunk_ids)
+        self._serial_of.update(zip(chunk_ids, serials))
+        self._source_of = np.concatenate((self._source_of, np.full(len(serials), code, dtype=np.int32)))
+
+    def remove_source(self, source_id: str) -> int:
+        """Forget every chunk of a source; returns how many were removed."""
+        code = self._code_of.pop(source_id, None)
+        if code is None:
+            return 0
+        self._sources[code]["live"] = False
+        serials = np.flatnonzero(self._source_of == code).tolist()
+        for s in serials:
+            self._serial_of.pop(self._chunk_ids[s], None)
+        self.dense.remove(serials)
+        return self.bm25.remove(serials)
+
+    # -- searching ------------------------------------------------------
+    def _allowed(self, scope) -> np.ndarray | None:
+        """Bool per source code, or None for everything.  A str scope is a category."""
+        if scope is None:
+            return None
+        if isinstance(scope, str):
+            return np.array([s["category"] == scope for s in self._sources], dtype=bool)
+        wanted = set(scope)
+        return np.array([s["id"] in wanted for s in self._sources], dtype=bool)
+
+    def search(self, query: str, k: int = ANSWER_K, scope=None, query_vector=None) -> list[Hit]:
+        """Top ``k`` chunks for ``query``; ``scope`` is None, a category, or source ids.
+
+        Without ``query_vector`` (or without indexed vectors) this is BM25 order."""
+        allowed = self._allowed(scope)
+        src = self._source_of[self.bm25.ids]
+        mask = None if allowed is None else allowed[src]
+        languages = np.array([s["language"] for s in self._sources], dtype=object)
+        present = sorted({s["language"] for s in self._sources if s["live"]})
+        if len(present) == 1:
+            scores = self.bm25.scores(self.tokenizer(present[0])(query))
+        else:
+            row_lang = languages[src] if src.size else np.empty(0, dtype=object)
+            scores = np.zeros(src.shape[0])
+            for lang in present:
+                rows = row_lang == lang
+                scores[rows] = self.bm25.scores(self.tokenizer(lang)(query))[rows]
+        bm25_hits = self.bm25.select(scores, self.candidates, mask)
+        dense_hits = []
+        if query_vector is not None and self.dense.n_live:
+            dmask = None if allowed is None else allowed[self._source_of[self.dense.ids]]
+            dense_hits = self.dense.search(query_vector, self.candidates, dmask)
+        hits = rrf(bm25_hits, dense_hits, k=k, min_cosine=self.min_cosine)
+        for h in hits:
+            h.id = self._chunk_ids[h.id]
+        return hits
+
+    def source_of(self, chunk_id: str) -> str:
+        return self._sources[self._source_of[self._serial_of[chunk_id]]]["id"]
+
+    # -- serialisation ---------------------------------------------------
+    def to_bytes(self) -> bytes:
+        meta = {
+            "format": _FORMAT, "chunk_ids": self._chunk_ids, "sources": self._sources,
+            "min_cosine": self.min_cosine, "candidates": self.candidates,
+        }
+        buf = io.BytesIO()
+        np.savez(
+            buf,
+            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+            source_of=self._source_of,
+            bm25=np.frombuffer(self.bm25.to_bytes(), dtype=np.uint8),
+            dense=np.frombuffer(self.dense.to_bytes(), dtype=np.uint8),
+        )
+        return buf.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, tokenizers: dict[str, Tokenizer] | None = None) -> HybridIndex:
+        z = np.load(io.BytesIO(data), allow_pickle=False)
+        meta = json.loads(z["meta"].tobytes())
+        if meta["format"] != _FORMAT:
+            raise ValueError(f"index format {meta['format']}, expected {_FORMAT}")
+        self = cls(tokenizers, min_cosine=meta["min_cosine"], candidates=meta["candidates"])
+        self.bm25 = BM25Index.from_bytes(z["bm25"].tobytes())
+        self.dense = DenseIndex.from_bytes(z["dense"].tobytes())
+        self._chunk_ids, self._sources = meta["chunk_ids"], meta["sources"]
+        self._source_of = z["source_of"]
+        self._code_of = {s["id"]: c for c, s in enumerate(self._sources) if s["live"]}
+        live = set(self._code_of.values())
+        self._serial_of = {c: i for i, c in enumerate(self._chunk_ids) if int(self._source_of[i]) in live}
+        return self

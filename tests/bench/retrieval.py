@@ -1,0 +1,140 @@
+"""Retrieval benchmark on BEIR SciFact: quality, build time, latency, memory.
+
+    python tests/bench/retrieval.py [--data DIR] [--out FILE]
+
+Data: ``$QUIRE_DATA/scifact`` (default ``../shared/data/scifact`` next to the
+repo) with corpus.jsonl, queries.jsonl, qrels/test.tsv.  Hybrid rows need
+``OLLAMA_HOST`` serving an embedding model; otherwise they say "skipped".
+The measuring itself lives in retrieval_core.py so the browser can run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "py"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import retrieval_core as core  # noqa: E402
+
+from quire.retrieval.dense import doc_text, model_family, query_text  # noqa: E402
+
+K1, B = 1.5, 0.75  # chosen on SciFact *train* qrels (809 queries), never on test
+EMBED_BATCH = 64
+
+
+def load_scifact(path: Path):
+    corpus = {}
+    with open(path / "corpus.jsonl", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            corpus[d["_id"]] = {"title": d.get("title", ""), "text": d.get("text", "")}
+    with open(path / "queries.jsonl", encoding="utf-8") as f:
+        queries = {d["_id"]: d["text"] for d in map(json.loads, f)}
+    qrels: dict = {}
+    with open(path / "qrels" / "test.tsv", encoding="utf-8") as f:
+        for line in f:
+            q, d, s = line.rstrip("\n").split("\t")
+            if s.isdigit():  # skips the header
+                qrels.setdefault(q, {})[d] = int(s)
+    return corpus, queries, qrels
+
+
+def ollama(host: str, path: str, body: dict | None = None, timeout: float = 600):
+    url = host.rstrip("/") if host.startswith("http") else f"http://{host}"
+    req = urllib.request.Request(url + path, data=json.dumps(body).encode() if body else None,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.load(r)
+
+
+def find_embedder(host: str) -> str | None:
+    models = ollama(host, "/api/tags", timeout=3)["models"]
+    for m in models:
+        if "embedding" in m.get("capabilities", []) or model_family(m["name"]):
+            return m["name"]
+    return None
+
+
+def hybrid_rows(corpus, queries, qrels) -> dict:
+    host = os.environ.get("OLLAMA_HOST")
+    if not host:
+        return {"skipped": "OLLAMA_HOST not set"}
+    try:
+        model = find_embedder(host)
+    except OSError as e:
+        return {"skipped": f"OLLAMA_HOST={host} did not answer: {e}"}
+    if not model:
+        return {"skipped": f"no embedding model at {host}"}
+
+    def embed(texts):
+        out = []
+        for i in range(0, len(texts), EMBED_BATCH):
+            out += ollama(host, "/api/embed", {"model": model, "input": texts[i : i + EMBED_BATCH], "truncate": True})["embeddings"]
+        return out
+
+    ids, texts = core.doc_texts(corpus)
+    t0 = time.perf_counter()
+    doc_vectors = dict(zip(ids, embed([doc_text(model, t, title=corpus[d]["title"] or None) for d, t in zip(ids, texts)])))
+    qids = list(qrels)
+    query_vectors = dict(zip(qids, embed([query_text(model, queries[q]) for q in qids])))
+    result = core.hybrid(corpus, queries, qrels, doc_vectors, query_vectors, k1=K1, b=B)
+    return {"model": model, "embed_s": time.perf_counter() - t0, **result}
+
+
+def main() -> None:
+    data_root = Path(os.environ.get("QUIRE_DATA", ROOT.parent / "shared" / "data"))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=data_root / "scifact")
+    parser.add_argument("--out", type=Path, default=ROOT / "tests" / "bench" / "results" / "retrieval.json")
+    parser.add_argument("--scale", type=int, default=100_000, help="chunks for the scaled runs")
+    args = parser.parse_args()
+
+    corpus, queries, qrels = load_scifact(args.data)
+    started = time.perf_counter()
+    results = {
+        "env": {"python": platform.python_version(), "numpy": np.__version__, "machine": platform.machine(), "k1": K1, "b": B},
+        "lexical_5k": core.lexical(corpus, queries, qrels, k1=K1, b=B),
+        "lexical_scaled": core.lexical_scaled(corpus, queries, qrels, args.scale, k1=K1, b=B),
+        "dense_scaled": core.dense_latency(args.scale, 768),
+        "hybrid_5k": hybrid_rows(corpus, queries, qrels),
+    }
+    results["runtime_s"] = time.perf_counter() - started
+
+    lex, big, dense, hyb = (results[k] for k in ("lexical_5k", "lexical_scaled", "dense_scaled", "hybrid_5k"))
+    rows = [
+        ("lexical nDCG@10 (300 test q)", f"{lex['ndcg@10']:.4f}", ">= 0.69 (bm25s+stem 0.687)"),
+        ("lexical Recall@100", f"{lex['recall@100']:.4f}", ""),
+        (f"build {lex['docs']} docs: tokenize / index", f"{lex['tokenize_s']:.2f} s / {lex['index_s']:.3f} s", ""),
+        (f"lexical query p50 / p95 @ {lex['docs']}", f"{lex['p50_ms']:.2f} / {lex['p95_ms']:.2f} ms", "p50 < 10 ms"),
+        (f"index build @ {big['docs']} (tokens given)", f"{big['index_s']:.2f} s", ""),
+        (f"lexical query p50 / p95 @ {big['docs']}", f"{big['p50_ms']:.2f} / {big['p95_ms']:.2f} ms", "p50 < 50 ms"),
+        (f"BM25 arrays @ {big['docs']}", f"{big['index_bytes'] / 2**20:.1f} MiB", ""),
+        (f"dense exact p50 / p95 @ {dense['docs']}x{dense['dim']}", f"{dense['p50_ms']:.2f} / {dense['p95_ms']:.2f} ms", "< 100 ms"),
+        (f"dense arrays @ {dense['docs']}x{dense['dim']}", f"{dense['index_bytes'] / 2**20:.1f} MiB", ""),
+    ]
+    if "skipped" in hyb:
+        rows.append(("hybrid nDCG@10", "skipped", hyb["skipped"]))
+    else:
+        rows.append((f"dense nDCG@10 ({hyb['model']})", f"{hyb['dense']['ndcg@10']:.4f}", ""))
+        rows.append(("hybrid RRF nDCG@10", f"{hyb['fused']['ndcg@10']:.4f}", "BM25+BGE RRF anchor 0.744"))
+    width = max(len(r[0]) for r in rows)
+    for name, value, target in rows:
+        print(f"{name:<{width}}  {value:<22} {target}")
+    print(f"(runtime {results['runtime_s']:.0f} s, Python {platform.python_version()})")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Retrieval measurements over plain Python data, for CPython and Pyodide alike.
+
+Imports only quire, numpy and the standard library, so the browser can run
+this file's source text unchanged.  Inputs:
+  corpus  {doc_id: {"title": str, "text": str}}
+  queries {query_id: str}
+  qrels   {query_id: {doc_id: relevance}}
+Every function returns a dict of plain numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from quire.retrieval import BM25Index, DenseIndex, Tokenizer, rrf
+
+
+def ndcg_at_k(ranked: list, rels: dict, k: int = 10) -> float:
+    """>>> round(ndcg_at_k(["b", "a"], {"a": 1}), 4)  # hit at rank 2: 1/log2(3)
+    0.6309
+    """
+    dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(rels.values(), reverse=True)[:k]
+    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at_k(ranked: list, rels: dict, k: int = 100) -> float:
+    relevant = {d for d, r in rels.items() if r > 0}
+    return len(relevant.intersection(ranked[:k])) / len(relevant) if relevant else 0.0
+
+
+def percentiles_ms(seconds: list[float]) -> dict:
+    ms = np.array(seconds) * 1000
+    return {"p50_ms": float(np.percentile(ms, 50)), "p95_ms": float(np.percentile(ms, 95))}
+
+
+def doc_texts(corpus: dict) -> tuple[list, list[str]]:
+    ids = list(corpus)
+    return ids, [f"{corpus[d].get('title', '')}\n{corpus[d].get('text', '')}" for d in ids]
+
+
+def score_runs(runs: dict, qrels: dict) -> dict:
+    """runs {query_id: [doc_id best first]} -> mean nDCG@10 and Recall@100 over qrels' queries."""
+    qids = [q for q in qrels if q in runs]
+    return {
+        "ndcg@10": float(np.mean([ndcg_at_k(runs[q], qrels[q], 10) for q in qids])),
+        "recall@100": float(np.mean([recall_at_k(runs[q], qrels[q], 100) for q in qids])),
+        "queries": len(qids),
+    }
+
+
+def lexical(corpus: dict, queries: dict, qrels: dict, *, language: str = "en", k1: float = 1.5, b: float = 0.75) -> dict:
+    """Build a BM25 index over title+text, run every judged query: quality, build time, latency."""
+    tokenizer = Tokenizer(language)
+    ids, texts = doc_texts(corpus)
+    t0 = time.perf_counter()
+    tokens = [tokenizer(t) for t in texts]
+    t1 = time.perf_counter()
+    index = BM25Index(k1=k1, b=b)
+    index.add(ids, tokens)
+    index.search(["warm"], 1)  # merges and computes weights: part of the build
+    t2 = time.perf_counter()
+    runs, latency = {}, []
+    for qid in qrels:
+        start = time.perf_counter()
+        hits = index.search(tokenizer(queries[qid]), 100)
+        latency.append(time.perf_counter() - start)
+        runs[qid] = [d for d, _ in hits]
+    return {
+        **score_runs(runs, qrels), "docs": len(ids), "tokenize_s": t1 - t0, "index_s": t2 - t1,
+        **percentiles_ms(latency), "index_bytes": index.nbytes(),
+    }
+
+
+def replicate(token_lists: list[list[str]], n_docs: int, perturb_every: int = 10) -> list[list[str]]:
+    """Copies of ``token_lists`` up to ``n_docs``; copy r renames every ``perturb_every``-th
+    token to ``token~r`` so the vocabulary and df grow as with new material."""
+    out = list(token_lists)
+    r = 0
+    while len(out) < n_docs:
+        r += 1
+        for toks in token_lists[: n_docs - len(out)]:
+            out.append([t if i % perturb_every else f"{t}~{r}" for i, t in enumerate(toks)])
+    return out
+
+
+def lexical_scaled(corpus: dict, queries: dict, qrels: dict, n_docs: int = 100_000, *, language: str = "en",
+                   k1: float = 1.5, b: float = 0.75) -> dict:
+    """BM25 build time, latency and array bytes at ``n_docs`` chunks (the corpus replicated)."""
+    tokenizer = Tokenizer(language)
+    _, texts = doc_texts(corpus)
+    tokens = replicate([tokenizer(t) for t in texts], n_docs)
+    t0 = time.perf_counter()
+    index = BM25Index(k1=k1, b=b)
+    index.add(range(len(tokens)), tokens)
+    index.search(["warm"], 1)
+    build = time.perf_counter() - t0
+    query_tokens = [tokenizer(queries[q]) for q in qrels]
+    latency = []
+    for qt in query_tokens:
+        start = time.perf_counter()
+        index.search(qt, 100)
+        latency.append(time.perf_counter() - start)
+    return {"docs": len(tokens), "index_s": build, **percentiles_ms(latency), "index_bytes": index.nbytes()}
+
+
+def dense_latency(n_docs: int = 100_000, dim: int = 768, n_queries: int = 50, k: int = 50, seed: int = 0) -> dict:
+    """Exact search over random unit vectors (the cost does not depend on the values)."""
+    rng = np.random.default_rng(seed)
+    index = DenseIndex()
+    index.add(range(n_docs), rng.standard_normal((n_docs, dim), dtype=np.float32))
+    queries = rng.standard_normal((n_queries, dim), dtype=np.float32)
+    latency = []
+    for q in queries:
+        start = time.perf_counter()
+        index.search(q, k)
+        latency.append(time.perf_counter() - start)
+    return {"docs": n_docs, "dim": dim, **percentiles_ms(latency), "index_bytes": index.nbytes()}
+
+
+def hybrid(corpus: dict, queries: dict, qrels: dict, doc_vectors: dict, query_vectors: dict, *,
+           language: str = "en", k1: float = 1.5, b: float = 0.75, candidates: int = 100, min_cosine: float = 0.0) -> dict:
+    """nDCG of dense alone and of BM25+dense RRF, given precomputed vectors keyed by id."""
+    tokenizer = Tokenizer(language)
+    ids, texts = doc_texts(corpus)
+    bm25 = BM25Index(k1=k1, b=b)
+    bm25.add(ids, [tokenizer(t) for t in texts])
+    dense = DenseIndex()
+    dense.add(ids, [doc_vectors[d] for d in ids])
+    dense_runs, fused_runs = {}, {}
+    for qid in qrels:
+        d_hits = dense.search(query_vectors[qid], candidates)
+        b_hits = bm25.search(tokenizer(queries[qid]), candidates)
+        dense_runs[qid] = [d for d, _ in d_hits]
+        fused_runs[qid] = [h.id for h in rrf(b_hits, d_hits, k=candidates, min_cosine=min_cosine)]
+    return {"dense": score_runs(dense_runs, qrels), "fused": score_runs(fused_runs, qrels)}

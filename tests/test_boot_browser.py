@@ -1,0 +1,205 @@
+"""The built bundle boots in real Chromium: over http, from file://, offline, and fails helpfully."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, copy_dist, wait_ready
+
+pytestmark = pytest.mark.browser
+
+NUMPY_PROBE = "import numpy as np\nfloat(np.linalg.norm(np.array([3.0, 4.0])) + np.arange(10).sum())"
+
+
+def open_page(context, url, page_log):
+    page = page_log.attach(context.new_page())
+    page.set_default_timeout(90_000)
+    page.goto(url)
+    return page
+
+
+def assert_clean(page_log):
+    assert not page_log.errors, "browser console had errors:\n" + "\n".join(page_log.errors)
+
+
+def assert_engine_works(page, mode):
+    status = wait_ready(page)
+    assert status["stage"] == "ready" and status["mode"] == mode
+    assert status["versions"]["python"].startswith("3.12") and status["versions"]["numpy"] == "2.0.2"
+    assert page.evaluate("(src) => window.quire.run(src)", NUMPY_PROBE) == 50.0
+    assert page.get_by_test_id("boot-progress").get_attribute("aria-valuenow") == "100"
+    assert page.get_by_test_id("engine-badge").inner_text() == "Engine ready"
+    for stage in ("shell", "download", "pyodide", "numpy", "wheels", "quire", "ready"):
+        assert stage in status["timings"], f"stage {stage} never reported"
+    return status
+
+
+def test_boots_over_http(context, built_dist, serve, page_log):
+    server = serve(built_dist)
+    page = open_page(context, server.url, page_log)
+    assert_engine_works(page, "http")
+    # scikit-learn arrives in the background, after the engine is ready.
+    assert page.evaluate("window.quire.sklearnReady").startswith("1.6.1")
+    assert page.evaluate("(s) => window.quire.run(s)", "import sklearn; sklearn.__version__") == "1.6.1"
+    status = page.evaluate("window.quire.status()")
+    assert status["timings"]["sklearn"] > status["timings"]["ready"]
+    assert_clean(page_log)
+
+
+def test_boots_from_disk_with_no_server(context, built_dist, tmp_path, page_log):
+    """A copy of dist/ in another folder (a USB stick) opened from file://."""
+    stick = copy_dist(built_dist, tmp_path / "usb stick" / "Quire")
+    page = open_page(context, (stick / "index.html").as_uri(), page_log)
+    assert_engine_works(page, "file")
+    assert_clean(page_log)
+
+
+def test_run_reports_python_errors(context, built_dist, serve, page_log):
+    page = open_page(context, serve(built_dist).url, page_log)
+    wait_ready(page)
+    message = page.evaluate("(s) => window.quire.run(s).then(() => 'no error', e => e.message)", "1/0")
+    assert "ZeroDivisionError" in message
+    assert page.evaluate("(s) => window.quire.run(s)", "{'a': [1, 2], 'b': None}") == {"a": [1, 2], "b": None}
+
+
+def test_works_offline_after_the_first_visit(context, built_dist, serve, page_log):
+    server = serve(built_dist)
+    page = open_page(context, server.url, page_log)
+    wait_ready(page)
+    cached = page.evaluate("""async () => {
+        await navigator.serviceWorker.ready;
+        if (!navigator.serviceWorker.controller)
+          await new Promise(r => navigator.serviceWorker.addEventListener('controllerchange', r, {once: true}));
+        const keys = await caches.keys();
+        const cache = await caches.open(keys[0]);
+        return {keys, count: (await cache.keys()).length};
+    }""")
+    manifest = json.loads((built_dist / "manifest.json").read_text())
+    assert len(cached["keys"]) == 1 and cached["keys"][0].endswith(manifest["build"])
+    assert cached["count"] == len(manifest["files"])  # every file but sw.js, plus "./"
+    server.stop()
+    context.set_offline(True)
+    page.reload()
+    assert_engine_works(page, "http")
+    assert_clean(page_log)
+
+
+def test_a_new_build_is_offered_and_old_caches_removed(context, built_dist, tmp_path, serve, page_log):
+    dist = copy_dist(built_dist, tmp_path / "dist")
+    server = serve(dist)
+    page = open_page(context, server.url, page_log)
+    wait_ready(page)
+    page.evaluate("navigator.serviceWorker.ready")
+    old = page.evaluate("caches.keys()")
+    # A new build: a different build id means a new service worker script.
+    sw = (dist / "sw.js").read_text()
+    build_id = re.search(r"var BUILD = '(\w+)'", sw).group(1)
+    (dist / "sw.js").write_text(sw.replace(build_id, "feedfacefeedface"))
+    page.reload()
+    wait_ready(page)
+    banner = page.get_by_test_id("update-banner")
+    banner.wait_for(state="visible")
+    assert "newer version" in banner.inner_text()
+    with page.expect_navigation():
+        page.get_by_test_id("update-reload").click()
+    wait_ready(page)
+    page.wait_for_function("async () => (await caches.keys()).length === 1")
+    keys = page.evaluate("caches.keys()")
+    assert keys != old and keys[0].endswith("feedfacefeedface")
+    assert page.get_by_test_id("update-banner").is_hidden()
+    assert_clean(page_log)
+
+
+def test_indexeddb_survives_a_browser_restart(playwright_instance, built_dist, serve, tmp_path):
+    """Playwright's default context is ephemeral: this one has a real profile on disk."""
+    server = serve(built_dist)
+    profile = tmp_path / "profile"
+    value = {"note": "Käsekuchen", "n": 42}
+    for round_ in ("write", "read"):
+        ctx = playwright_instance.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = ctx.new_page()
+        page.goto(server.url)
+        wait_ready(page)
+        if round_ == "write":
+            page.evaluate("(v) => window.quire.kv.set('probe', v)", value)
+        else:
+            assert page.evaluate("window.quire.kv.get('probe')") == value
+            names = page.evaluate("indexedDB.databases().then(d => d.map(x => x.name))")
+            assert names and all(n.startswith("quire.") for n in names)
+        ctx.close()
+
+
+def test_csp_blocks_requests_outside_the_bundle(context, built_dist, serve, page_log):
+    page = open_page(context, serve(built_dist).url, page_log)
+    wait_ready(page)
+    outcome = page.evaluate("""async () => {
+        const tries = {};
+        for (const url of ['http://example.com/x', 'http://127.0.0.1:9/x', 'http://localhost:11434/api/version']) {
+          try { await fetch(url); tries[url] = 'fetched'; } catch (e) { tries[url] = e.message; }
+        }
+        return tries;
+    }""")
+    # Refused by CSP (no request leaves) vs allowed-but-nobody-listening (the LLM port).
+    assert outcome["http://example.com/x"] == "Failed to fetch"
+    assert outcome["http://127.0.0.1:9/x"] == "Failed to fetch"
+    violations = [line for line in page_log.errors if "Content Security Policy" in line]
+    assert any("Connecting to 'http://example.com/x'" in v for v in violations)
+    assert any("Connecting to 'http://127.0.0.1:9/x'" in v for v in violations)
+    assert not any("Connecting to 'http://localhost:11434" in v for v in violations)
+
+
+# ---------------------------------------------------------------- failures
+
+def error_shown(page):
+    box = page.get_by_test_id("boot-error")
+    box.wait_for(state="visible")
+    rejected = page.evaluate("window.quire.ready.then(() => null, e => e.message)")
+    return box.inner_text(), rejected
+
+
+def test_a_missing_asset_says_the_copy_is_incomplete(context, built_dist, tmp_path, page_log):
+    dist = copy_dist(built_dist, tmp_path / "dist")
+    victim = next((dist / "assets/pack").glob("numpy-*.js"))
+    victim.unlink()
+    page = open_page(context, (dist / "index.html").as_uri(), page_log)
+    text, rejected = error_shown(page)
+    assert "Part of Quire is missing" in text and victim.name in text and "copy the whole dist/ folder" in text.lower()
+    assert rejected and "missing" in rejected
+
+
+def test_a_damaged_asset_is_caught_by_its_checksum(context, built_dist, tmp_path, page_log):
+    dist = copy_dist(built_dist, tmp_path / "dist")
+    victim = next((dist / "assets/pack/wheels").glob("pypdf-*.js"))
+    body = bytearray(victim.read_bytes())
+    i = len(body) // 2
+    body[i] = ord("A") if body[i] != ord("A") else ord("B")
+    victim.write_bytes(bytes(body))
+    page = open_page(context, (dist / "index.html").as_uri(), page_log)
+    text, rejected = error_shown(page)
+    assert "Part of Quire is damaged" in text and "pypdf" in text and "checksum" in text
+
+
+def test_no_webassembly_is_explained(playwright_instance, built_dist, page_log):
+    browser = playwright_instance.chromium.launch(
+        executable_path=CHROMIUM, args=CHROMIUM_ARGS + ["--js-flags=--noexpose_wasm"])
+    try:
+        page = open_page(browser.new_context(), (built_dist / "index.html").as_uri(), page_log)
+        text, rejected = error_shown(page)
+        assert "cannot run Quire’s engine" in text and "WebAssembly" in text
+    finally:
+        browser.close()
+
+
+def test_refused_storage_is_explained(context, built_dist, page_log):
+    # What a browser does in a locked-down profile: indexedDB.open throws.
+    context.add_init_script("""
+        IDBFactory.prototype.open = function () {
+          throw new DOMException('The user denied permission to access the database.', 'SecurityError');
+        };""")
+    page = open_page(context, (built_dist / "index.html").as_uri(), page_log)
+    text, rejected = error_shown(page)
+    assert "refused local storage" in text and "SecurityError" in text and "private" in text

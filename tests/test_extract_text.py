@@ -1,0 +1,129 @@
+"""Plain text, CSV, Markdown and HTML, from fixtures written to tmp_path."""
+
+import pytest
+
+from quire.extract import extract
+from quire.extract.base import guess_encoding
+from fixtures_docs import write
+
+GERMAN = "Grüße aus Köln: Äpfel, Öl und Übermaß kosten 5 €."
+
+
+@pytest.mark.parametrize(
+    "data, encoding",
+    [
+        (GERMAN.encode("utf-8"), "utf-8"),
+        (b"\xef\xbb\xbf" + GERMAN.encode("utf-8"), "utf-8"),
+        (GERMAN.encode("utf-16"), "utf-16-le"),  # BOM
+        (GERMAN.encode("utf-16-le"), "utf-16-le"),  # no BOM: zero high bytes
+        (GERMAN.encode("utf-16-be"), "utf-16-be"),
+        (GERMAN.encode("utf-32"), "utf-32-le"),
+        (GERMAN.encode("cp1252"), "cp1252"),
+        (GERMAN.encode("utf-8")[:-2], "utf-8"),  # file cut inside the euro sign
+    ],
+)
+def test_text_encodings(tmp_path, data, encoding):
+    path = write(tmp_path, "notes.txt", data)
+    assert guess_encoding(data)[0] == encoding
+    ex = extract(path.name, path.read_bytes())
+    assert ex.kind == "text"
+    assert ex.units[0].text.startswith("Grüße aus Köln: Äpfel, Öl und Übermaß")
+
+
+def test_text_invalid_bytes_are_replaced_not_fatal():
+    data = ("Überall " * 50).encode() + b"\xff" + " fine".encode()
+    assert extract("a.txt", data).units[0].text.endswith("\ufffd fine")
+
+
+def test_arabic_text_and_line_endings():
+    ex = extract("ar.txt", "مرحبا بالعالم\r\nسطر ثان\r\n".encode())
+    assert ex.units[0].text == "مرحبا بالعالم\nسطر ثان"
+
+
+def test_csv_groups_of_twenty_with_header(tmp_path):
+    rows = ["name;score"] + [f"student {i};{i}" for i in range(1, 46)]
+    path = write(tmp_path, "grades.csv", "\n".join(rows).encode("cp1252"))
+    ex = extract(path.name, path.read_bytes())
+    assert ex.kind == "csv" and ex.meta["delimiter"] == ";"
+    # Header is row 1, so data rows are 2..46.
+    assert [u.location for u in ex.units] == [{"rows": [2, 21]}, {"rows": [22, 41]}, {"rows": [42, 46]}]
+    assert all(u.prefix == "name | score\n" for u in ex.units)
+    assert ex.units[0].text.split("\n")[0] == "student 1 | 1"
+    assert ex.units[2].text.split("\n")[-1] == "student 45 | 45"
+
+
+def test_csv_quoted_newlines_and_tabs(tmp_path):
+    ex = extract("t.tsv", b'term\tmeaning\nOsmose\t"Diffusion durch\neine Membran"\n')
+    assert ex.units[0].text == "Osmose | Diffusion durch eine Membran"
+    assert ex.units[0].location == {"rows": [2, 2]}
+
+
+MARKDOWN = """---
+title: ignored front matter
+---
+Intro before any heading.
+
+# Setup
+
+Read this first.
+
+## Install
+
+```bash
+# not a heading
+pip install quire
+```
+
+Setext Heading
+==============
+
+Under setext.
+"""
+
+
+def test_markdown_sections(tmp_path):
+    path = write(tmp_path, "readme.md", MARKDOWN.encode())
+    ex = extract(path.name, path.read_bytes())
+    got = [(u.location, u.prefix, u.text) for u in ex.units]
+    assert got == [
+        ({"section": []}, "", "Intro before any heading."),
+        ({"section": ["Setup"]}, "[Section: Setup]\n", "Read this first."),
+        ({"section": ["Setup", "Install"]}, "[Section: Setup > Install]\n", "```bash\n# not a heading\npip install quire\n```"),
+        ({"section": ["Setext Heading"]}, "[Section: Setext Heading]\n", "Under setext."),
+    ]
+    assert ex.meta["title"] == "Setup"
+
+
+HTML = """<!doctype html><html><head><title>Zellbiologie</title><style>p{color:red}</style>
+<script>var tracking = "secret";</script></head>
+<body><header><a href="/">Site name</a></header><nav><a>Home</a><a>About</a></nav>
+<main><article><header><h1>Die Zelle</h1></header>
+<p>Zellen sind die kleinsten <b>Einheiten</b> des Lebens.</p>
+<div hidden>versteckt</div><p style="display:none">unsichtbar</p><span aria-hidden="true">★</span>
+<noscript>enable JS</noscript><template><p>template text</p></template>
+<h2>Aufbau</h2><ul><li>Zellkern<li>Mitochondrien</ul>
+<table><tr><th>Teil<th>Funktion<tr><td>Ribosom<td>Proteinsynthese</table>
+<h3>Membran</h3><p>Die Membran trennt &amp; schützt.</p></article>
+<aside>Anzeige</aside></main><footer>© 2024</footer></body></html>"""
+
+
+def test_html_visible_main_text(tmp_path):
+    path = write(tmp_path, "zelle.html", HTML.encode())
+    ex = extract(path.name, path.read_bytes())
+    assert ex.meta["title"] == "Zellbiologie"
+    assert [(u.location, u.prefix) for u in ex.units] == [
+        ({"section": ["Die Zelle"]}, "[Section: Die Zelle]\n"),
+        ({"section": ["Die Zelle", "Aufbau"]}, "[Section: Die Zelle > Aufbau]\n"),
+        ({"section": ["Die Zelle", "Aufbau", "Membran"]}, "[Section: Die Zelle > Aufbau > Membran]\n"),
+    ]
+    assert ex.units[0].text == "Zellen sind die kleinsten Einheiten des Lebens."
+    assert ex.units[1].text == "Zellkern\nMitochondrien\n\nTeil | Funktion\nRibosom | Proteinsynthese"
+    assert ex.units[2].text == "Die Membran trennt & schützt."
+    everything = " ".join(u.text + u.prefix for u in ex.units)
+    for hidden in ("secret", "Site name", "Home", "versteckt", "unsichtbar", "★", "enable JS", "template", "Anzeige", "© 2024", "color"):
+        assert hidden not in everything
+
+
+def test_html_declared_legacy_charset():
+    data = '<meta charset="windows-1252"><p>Café für alle</p>'.encode("cp1252")
+    assert extract("x.htm", data).units[0].text == "Café für alle"
