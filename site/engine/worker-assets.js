@@ -13,11 +13,14 @@ var QuireAssets = (function () {
   var post = null;
   var realFetch = self.fetch.bind(self);
 
+  var firstError = null;  // libraries wrap fetch errors; keep the original to report it
+
   function AssetError(kind, name, message) {
     var err = new Error(message);
     err.name = 'AssetError';
     err.kind = kind;
     err.asset = name;
+    if (!firstError) firstError = err;
     return err;
   }
 
@@ -113,5 +116,6 @@ var QuireAssets = (function () {
     self.fetch = shimmedFetch;
   }
 
-  return { init: init, receive: receive, fail: fail, get: get, AssetError: AssetError };
+  return { init: init, receive: receive, fail: fail, get: get, AssetError: AssetError,
+           firstError: function () { return firstError; } };
 })();

@@ -15,6 +15,8 @@
   function stage(name, extra) { post(Object.assign({ type: 'stage', stage: name, t: performance.now() }, extra || {})); }
 
   function describe(err, where) {
+    var assetError = QuireAssets.firstError();
+    if (assetError && err && err.name !== 'AssetError') err = assetError;
     var msg = { type: 'fatal', stage: where, message: String(err && err.message || err) };
     if (err && err.name === 'AssetError') { msg.kind = err.kind; msg.asset = err.asset; }
     if (err && err.stack) msg.detail = String(err.stack).slice(0, 4000);
