@@ -312,5 +312,98 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+# --- OCR assets (issue 8) ---------------------------------------------------------
+# pdf.js renders scanned pages and Tesseract reads them, both in blob: workers that
+# the page starts only when a scanned page needs them (site/assets/ocr.js).  They come
+# from npm tarballs pinned in [tool.quire.ocr]; `--no-ocr` builds leave them out.
+
+import tarfile  # noqa: E402  (kept inside this section so it stays self-contained)
+
+OCR_HEAD = "engine/ocr/tesseract-head.js"  # our part of the OCR worker, run before Tesseract's
+
+
+def ocr_tarball_name(package: str, version: str) -> str:
+    """The file ``npm pack`` writes: ``@tesseract.js-data/eng`` 1.0.0 -> ``tesseract.js-data-eng-1.0.0.tgz``."""
+    return f"{package.lstrip('@').replace('/', '-')}-{version}.tgz"
+
+
+def npm_integrity(data: bytes) -> str:
+    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode("ascii")
+
+
+def npm_tarball(package: str, version: str, integrity: str, cache: Path) -> bytes:
+    """The pinned tarball from the cache, fetched with ``npm pack`` only when missing or wrong."""
+    path = cache / "npm" / ocr_tarball_name(package, version)
+    if not path.is_file() or npm_integrity(path.read_bytes()) != integrity:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        npm = shutil.which("npm")
+        if npm is None:
+            raise BuildError(f"{path.name} is not in the build cache and npm is not installed; "
+                             "install Node.js (npm) or build with --no-ocr")
+        result = subprocess.run([npm, "pack", f"{package}@{version}", "--pack-destination", str(path.parent)],
+                                capture_output=True, text=True)
+        if result.returncode != 0 or not path.is_file():
+            raise BuildError(f"npm pack {package}@{version} failed (offline with an empty cache?); "
+                             f"or build with --no-ocr:\n{result.stderr.strip()}")
+    data = path.read_bytes()
+    if npm_integrity(data) != integrity:
+        raise BuildError(f"{path.name}: integrity {npm_integrity(data)} does not match the pinned {integrity}; "
+                         "delete it from the build cache and build again")
+    return data
+
+
+def fetch_ocr(pins: dict, cache: Path) -> dict[str, bytes]:
+    """Every pinned OCR file, keyed ``<pin key>/<path in package>``, e.g. ``core/tesseract-core-simd-lstm.wasm``."""
+    files = {}
+    for key, pin in sorted(pins["ocr"].items()):
+        tarball = npm_tarball(pin["package"], pin["version"], pin["integrity"], cache)
+        with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
+            for rel, sha256 in sorted(pin["files"].items()):
+                try:
+                    member = archive.extractfile(f"package/{rel}")  # read in memory: nothing touches the disk
+                except KeyError:
+                    member = None
+                if member is None:
+                    raise BuildError(f"{pin['package']}@{pin['version']} has no file {rel}")
+                files[f"{key}/{rel}"] = verify(f"{pin['package']}/{rel}", member.read(), sha256)
+    return files
+
+
+def ocr_asset_names(pins: dict) -> dict[str, str]:
+    """Asset name of each OCR role; site/assets/ocr.js lists the same names."""
+    ocr = pins["ocr"]
+    return {
+        "pdf": f"ocr/pdf-{ocr['pdfjs']['version']}.min.js",
+        "pdfWorker": f"ocr/pdf.worker-{ocr['pdfjs']['version']}.min.js",
+        "worker": f"ocr/tesseract-worker-{ocr['tesseract']['version']}.js",
+        "wasm": f"ocr/tesseract-core-simd-lstm-{ocr['core']['version']}.wasm",
+        "eng": "ocr/eng-4.0.0_best_int.traineddata.gz",
+        "deu": "ocr/deu-4.0.0_best_int.traineddata.gz",
+    }
+
+
+def ocr_assets(pins: dict, files: dict[str, bytes], root: Path = ROOT) -> dict[str, bytes]:
+    """The OCR assets to pack, by asset name.
+
+    The Tesseract worker is one script (our head, the core's loader, Tesseract's
+    worker) because a blob: worker opened from file:// cannot load anything else; the
+    head hands it the wasm and the language data the page posts in.
+    """
+    if not files:
+        return {}
+    names = ocr_asset_names(pins)
+    worker = b"\n;\n".join([(root / "site" / OCR_HEAD).read_bytes(),
+                            files["core/tesseract-core-simd-lstm.js"],
+                            files["tesseract/dist/worker.min.js"]])
+    return {
+        names["pdf"]: files["pdfjs/build/pdf.min.js"],
+        names["pdfWorker"]: files["pdfjs/build/pdf.worker.min.js"],
+        names["worker"]: worker,
+        names["wasm"]: files["core/tesseract-core-simd-lstm.wasm"],
+        names["eng"]: files["eng/4.0.0_best_int/eng.traineddata.gz"],
+        names["deu"]: files["deu/4.0.0_best_int/deu.traineddata.gz"],
+    }
+
+
 if __name__ == "__main__":
     sys.exit(main())

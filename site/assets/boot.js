@@ -167,8 +167,9 @@
           state.versions = Object.assign({ pyodide: msg.pyodide }, msg.versions);
           badge('ready', 'Engine ready');
           renderFacts();
-          $('[data-testid="engine-panel"]').hidden = false;
+          state.library = msg.library;
           readyResolve(status());
+          document.dispatchEvent(new CustomEvent('quire:ready', { detail: status() }));
         }
         break;
       case 'fatal':
@@ -183,7 +184,17 @@
       case 'result': {
         var c = calls[msg.id];
         delete calls[msg.id];
-        if (c) (msg.ok ? c.resolve(msg.value) : c.reject(new Error(msg.error)));
+        if (c) {
+          if (msg.ok) c.resolve(msg.value);
+          else { var err = new Error(msg.error); err.kind = msg.kind; c.reject(err); }
+        }
+        break;
+      }
+      case 'event': {
+        var target = calls[msg.id];
+        if (target && target.onEvent) {
+          try { target.onEvent(JSON.parse(msg.event)); } catch (err) { console.warn('Quire: progress handler failed', err); }
+        }
         break;
       }
       case 'log':
@@ -215,14 +226,26 @@
     }, function (err) { fail(err.kind || 'missing', err.arg || 'engine.js'); });
   }
 
-  function call(method, args) {
-    return readyPromise.then(function () {
+  /* Call the engine.  "run" evaluates Python source; anything else is a quire.browser method
+   * whose progress events reach opts.onEvent.  The returned promise carries its call id. */
+  function call(method, args, opts) {
+    opts = opts || {};
+    var id = nextId++;
+    var promise = readyPromise.then(function () {
       return new Promise(function (resolve, reject) {
-        var id = nextId++;
-        calls[id] = { resolve: resolve, reject: reject };
-        worker.postMessage({ type: 'call', id: id, method: method, args: args || [] });
+        calls[id] = { resolve: resolve, reject: reject, onEvent: opts.onEvent };
+        var msg = method === 'run'
+          ? { type: 'call', id: id, method: 'run', args: args || [] }
+          : { type: 'call', id: id, method: 'py', name: method, argsJson: JSON.stringify(args || []), payload: opts.payload };
+        worker.postMessage(msg, opts.payload ? [opts.payload.buffer] : []);
       });
     });
+    promise.id = id;
+    return promise;
+  }
+
+  function cancel(id) {
+    if (worker) worker.postMessage({ type: 'cancel', id: id });
   }
 
   /* ---------------- storage ---------------- */
@@ -336,8 +359,12 @@
     sklearnReady: sklearnPromise,
     status: status,
     run: function (source) { return call('run', [source]); },
+    _call: call,
+    _cancel: cancel,
     kv: { get: QuireStore.get, set: QuireStore.set },
     refreshStorage: refreshStorage,
+    // Lazy features (OCR, assets/ocr.js) load their files the same way; resolves a Blob.
+    loadAsset: function (name) { return loadAsset(name).then(decode); },
   };
 
   /* ---------------- go ---------------- */

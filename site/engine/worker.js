@@ -46,10 +46,13 @@
       micropip.destroy();
       where = 'quire';
       stage('quire');
+      var started = await pyodide.runPythonAsync('import quire.browser\nawait quire.browser.start()');
+      var library = toPlain(started);
+      post({ type: 'mark', name: 'library-open', t: performance.now() });
       var versions = pyodide.runPython(
         'import json, sys, numpy, quire\n' +
         'json.dumps({"python": sys.version.split()[0], "numpy": numpy.__version__, "quire": quire.__version__})');
-      stage('ready', { versions: JSON.parse(versions), pyodide: pyodide.version });
+      stage('ready', { versions: JSON.parse(versions), pyodide: pyodide.version, library: library });
       background = loadLazy();
     } catch (err) {
       post(describe(err, where));
@@ -90,6 +93,21 @@
       return toPlain(await pyodide.runPythonAsync(source));
     },
     waitForLazy: function () { return background; },
+    py: async function (name, argsJson, payload, id) {
+      var bridge = pyodide.pyimport('quire.browser');
+      try {
+        var reply = JSON.parse(await bridge.dispatch(name, argsJson, id, payload));
+      } finally {
+        bridge.destroy();
+      }
+      if (!reply.ok) {
+        var err = new Error(reply.error);
+        err.kind = reply.kind;
+        if (reply.detail) post({ type: 'log', level: 'error', text: reply.detail });
+        throw err;
+      }
+      return reply.value;
+    },
   };
 
   async function call(msg) {
@@ -97,10 +115,11 @@
       await booted;
       var fn = methods[msg.method];
       if (!fn) throw new Error('unknown engine method ' + msg.method + '; known: ' + Object.keys(methods).join(', '));
-      var value = await fn.apply(null, msg.args || []);
+      var args = msg.method === 'py' ? [msg.name, msg.argsJson, msg.payload, msg.id] : (msg.args || []);
+      var value = await fn.apply(null, args);
       post({ type: 'result', id: msg.id, ok: true, value: value });
     } catch (err) {
-      post({ type: 'result', id: msg.id, ok: false, error: String(err && err.message || err) });
+      post({ type: 'result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind });
     }
   }
 
@@ -111,6 +130,9 @@
       case 'asset': QuireAssets.receive(msg.name, msg.gz, msg.b64); break;
       case 'asset-failed': QuireAssets.fail(msg.name, msg.kind, msg.message); break;
       case 'call': call(msg); break;
+      case 'cancel':
+        if (pyodide) pyodide.runPython('import quire.browser as b; b.cancel(' + Number(msg.id) + ')');
+        break;
       default: logError('unknown message ' + msg.type);
     }
   };

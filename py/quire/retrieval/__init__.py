@@ -1,6 +1,6 @@
 """Pure retrieval: tokenizing, BM25, exact dense search, rank fusion.
 
-Runs unchanged on CPython and Pyodide (numpy, scipy, snowballstemmer only).
+Runs unchanged on CPython and Pyodide (numpy and snowballstemmer only; no scipy on the search path).
 """
 
 from .bm25 import BM25Index

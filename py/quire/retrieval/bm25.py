@@ -1,4 +1,4 @@
-"""BM25 over a scipy.sparse term-major matrix, incremental and serialisable.
+"""BM25 over a term-major sparse matrix (numpy only), incremental and serialisable.
 
 score(q, d) = sum over query terms t of
     idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
@@ -15,11 +15,13 @@ tf=2, |d|=3: 0.98083 * 2 * 2.5 / (2 + 1.5 * (0.25 + 0.75 * 1.5)) =
 >>> [(i, round(s, 5)) for i, s in index.search(["c"], k=3)]
 [(2, 1.20717)]
 
-Layout: counts live in a CSC matrix (one column per term, row = document) so
+Layout: counts live in CSC arrays (one column per term, row = document) so
 a query touches only its terms' postings; BM25 weights are precomputed per
 (term, doc) into a parallel float32 array sharing the same structure, making
-a query a column sum (gather + ``np.bincount``).  New documents wait in a CSR
-tail and are merged, and weights refreshed, on the next search.  Removed
+a query a column sum (gather + ``np.bincount``).  New documents wait in a
+tail of (row, term) pairs and are merged, and weights refreshed, on the next
+search.  The CSC arrays are built with numpy alone, not scipy.sparse: scipy
+(13 MB) loads in the background in the browser, and search must work before.  Removed
 documents are tombstoned (never returned, excluded from N, df and avgdl) and
 physically dropped once they exceed ``compact_at`` of the rows.
 """
@@ -32,13 +34,51 @@ from collections import Counter, defaultdict
 from itertools import chain
 
 import numpy as np
-import scipy.sparse as sp
 
 from .select import apply_mask, top_k
 
 _TF_MAX = np.iinfo(np.uint16).max  # term counts are stored as uint16; a chunk never repeats a word 65k times
 _FORMAT = 1  # bumped when the to_bytes layout changes
 K1, B = 1.5, 0.75  # rank_bm25/bm25s defaults; also best of a small grid on SciFact *train* queries
+
+
+class _Postings:
+    """CSC without scipy: rows of term ``c`` are ``indices[indptr[c]:indptr[c + 1]]``, sorted.
+
+    >>> p = _Postings.from_pairs(np.array([0, 1, 1, 0]), np.array([1, 0, 0, 1]), np.array([1, 1, 1, 1]), 2, 2)
+    >>> p.indptr.tolist(), p.indices.tolist(), p.data.tolist()
+    ([0, 1, 2], [1, 0], [2, 2])
+    """
+
+    __slots__ = ("data", "indices", "indptr", "n_rows")
+
+    def __init__(self, data, indices, indptr, n_rows: int):
+        self.data, self.indices, self.indptr, self.n_rows = data, indices, indptr, int(n_rows)
+
+    @property
+    def n_cols(self) -> int:
+        return self.indptr.shape[0] - 1
+
+    @classmethod
+    def empty(cls) -> "_Postings":
+        return cls(np.empty(0, np.uint16), np.empty(0, np.int32), np.zeros(1, np.int64), 0)
+
+    @classmethod
+    def from_pairs(cls, rows, cols, counts, n_rows: int, n_cols: int) -> "_Postings":
+        """Sum duplicate (row, col) pairs and lay them out column-major."""
+        key = cols.astype(np.int64) * max(n_rows, 1) + rows
+        order = np.argsort(key, kind="stable")
+        key, counts = key[order], counts[order].astype(np.int64)
+        if key.shape[0]:
+            starts = np.concatenate(([0], np.flatnonzero(np.diff(key)) + 1))
+            key, counts = key[starts], np.add.reduceat(counts, starts)
+        u_cols, u_rows = np.divmod(key, max(n_rows, 1))
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(u_cols.astype(np.intp), minlength=n_cols)))).astype(np.int64)
+        return cls(np.minimum(counts, _TF_MAX).astype(np.uint16), u_rows.astype(np.int32), indptr, n_rows)
+
+    def pairs(self):
+        cols = np.repeat(np.arange(self.n_cols, dtype=np.int32), np.diff(self.indptr).astype(np.intp))
+        return self.indices, cols, self.data
 
 
 class BM25Index:
@@ -52,8 +92,8 @@ class BM25Index:
         self._row_of: dict = {}
         self._alive = np.empty(0, dtype=bool)
         self._dl = np.empty(0, dtype=np.int32)
-        self._counts = sp.csc_matrix((0, 0), dtype=np.uint16)
-        self._tail: list[sp.csr_matrix] = []
+        self._counts = _Postings.empty()
+        self._tail: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, cols) of added documents
         self._weights = np.empty(0, dtype=np.float32)  # parallel to self._counts.data
         self._idf = np.empty(0, dtype=np.float32)
         self._stale = False
@@ -74,16 +114,13 @@ class BM25Index:
             raise ValueError(f"duplicate ids: {dupes[:5] or 'within the batch'}")
         lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
         cols = np.fromiter(map(self._vocab.__getitem__, chain.from_iterable(token_lists)), dtype=np.int32, count=int(lengths.sum()))
-        indptr = np.concatenate(([0], np.cumsum(lengths)))
-        tail = sp.csr_matrix((np.ones(cols.shape[0], dtype=np.int32), cols, indptr), shape=(len(token_lists), len(self._vocab)))
-        tail.sum_duplicates()
-        tail.data = np.minimum(tail.data, _TF_MAX).astype(np.uint16)
         start = self._ids.shape[0]
+        rows = np.repeat(np.arange(start, start + len(token_lists), dtype=np.int64), lengths.astype(np.intp))
         self._ids = np.concatenate((self._ids, new_ids)) if start else new_ids
         self._row_of.update(zip(new_ids.tolist(), range(start, start + len(token_lists))))
         self._alive = np.concatenate((self._alive, np.ones(len(token_lists), dtype=bool)))
         self._dl = np.concatenate((self._dl, lengths.astype(np.int32)))
-        self._tail.append(tail)
+        self._tail.append((rows, cols))
         self._stale = True
 
     def remove(self, ids) -> int:
@@ -100,8 +137,10 @@ class BM25Index:
         """Drop tombstoned rows now (terms no longer used keep their column)."""
         self._merge_tail()
         keep = np.flatnonzero(self._alive)
-        self._counts = self._counts[keep, :].tocsc()
-        self._counts.has_sorted_indices = True
+        new_row = np.cumsum(self._alive) - 1
+        rows, cols, counts = self._counts.pairs()
+        live = self._alive[rows]
+        self._counts = _Postings.from_pairs(new_row[rows[live]], cols[live], counts[live], keep.shape[0], len(self._vocab))
         self._ids, self._dl = self._ids[keep], self._dl[keep]
         self._alive = np.ones(keep.shape[0], dtype=bool)
         self._row_of = dict(zip(self._ids.tolist(), range(keep.shape[0])))
@@ -149,14 +188,11 @@ class BM25Index:
     def _merge_tail(self) -> None:
         if not self._tail:
             return
-        n_terms = len(self._vocab)
-        old = self._counts
-        if old.shape[1] < n_terms:  # new terms arrived: widen with empty columns
-            indptr = np.concatenate((old.indptr, np.full(n_terms - old.shape[1], old.indptr[-1], dtype=old.indptr.dtype)))
-            old = sp.csc_matrix((old.data, old.indices, indptr), shape=(old.shape[0], n_terms))
-        parts = [old] + [sp.csr_matrix((t.data, t.indices, t.indptr), shape=(t.shape[0], n_terms)) for t in self._tail]
-        self._counts = sp.vstack(parts, format="csc", dtype=np.uint16)
-        self._counts.sort_indices()
+        rows, cols, counts = self._counts.pairs()
+        rows = np.concatenate([rows.astype(np.int64)] + [r for r, _ in self._tail])
+        cols = np.concatenate([cols] + [c for _, c in self._tail])
+        counts = np.concatenate([counts.astype(np.int64)] + [np.ones(r.shape[0], np.int64) for r, _ in self._tail])
+        self._counts = _Postings.from_pairs(rows, cols, counts, self._ids.shape[0], len(self._vocab))
         self._tail = []
 
     def _refresh(self) -> None:
@@ -167,8 +203,8 @@ class BM25Index:
         c = self._counts
         n_live = len(self._row_of)
         live_posting = self._alive[c.indices]
-        col_of_posting = np.repeat(np.arange(c.shape[1], dtype=np.int32), np.diff(c.indptr))
-        df = np.bincount(col_of_posting[live_posting], minlength=c.shape[1])
+        col_of_posting = np.repeat(np.arange(c.n_cols, dtype=np.int32), np.diff(c.indptr).astype(np.intp))
+        df = np.bincount(col_of_posting[live_posting], minlength=c.n_cols)
         self._idf = np.log1p((n_live - df + 0.5) / (df + 0.5)).astype(np.float32)
         avgdl = float(self._dl[self._alive].mean()) if n_live else 1.0
         norm = self.k1 * (1.0 - self.b + self.b * self._dl / max(avgdl, 1e-9))
@@ -214,6 +250,6 @@ class BM25Index:
         self._ids = np.array(json.loads(z["ids"].tobytes())) if z["ids_are_str"][0] else z["ids"]
         self._alive, self._dl = z["alive"], z["dl"]
         self._row_of = {i: r for r, i in enumerate(self._ids.tolist()) if self._alive[r]}
-        self._counts = sp.csc_matrix((z["data"], z["indices"], z["indptr"]), shape=(self._ids.shape[0], len(self._vocab)))
+        self._counts = _Postings(z["data"], z["indices"], z["indptr"], self._ids.shape[0])
         self._weights, self._idf = z["weights"], z["idf"]
         return self

@@ -85,6 +85,12 @@ class HybridIndex:
         self._serial_of.update(zip(chunk_ids, serials))
         self._source_of = np.concatenate((self._source_of, np.full(len(serials), code, dtype=np.int32)))
 
+    def set_category(self, source_id: str, category: str | None) -> None:
+        """Re-file a source under another category (scopes follow at once)."""
+        code = self._code_of.get(source_id)
+        if code is not None:
+            self._sources[code]["category"] = category
+
     def remove_source(self, source_id: str) -> int:
         """Forget every chunk of a source; returns how many were removed."""
         code = self._code_of.pop(source_id, None)

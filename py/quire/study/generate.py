@@ -30,6 +30,9 @@ TEMPLATE_VARIABLES: dict[str, set[str]] = {
     "workshop_outline": {"context", "count", "difficulty", "scope"},
     "workshop_lesson": {"context", "difficulty", "scope", "module_title", "lesson_title", "objective"},
     "mindmap": {"context", "scope"},
+    "chat": {"context", "question", "scope", "today"},  # quire.chat.answer.chat_values
+    "analyze_document": {"context", "document", "focus"},  # quire.chat.doctools.analyze_document
+    "compare_documents": {"context_a", "context_b", "name_a", "name_b", "topic"},  # quire.chat.doctools
 }
 DIFFICULTIES = ("easy", "medium", "hard")
 LIST_KINDS = ("quiz", "flashcards")  # the others return one document

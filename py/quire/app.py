@@ -1,0 +1,163 @@
+"""``Quire``: the one facade the page (through the worker) and CPython scripts both use.
+
+Every public coroutine here is also a ``window.quire`` method of the same name, with
+the same arguments and result, so a kiosk script and a Python notebook see one API.
+
+>>> import asyncio
+>>> from quire.store import MemoryStore
+>>> async def demo():
+...     q = await Quire.open(MemoryStore())
+...     await q.stage("notes.md", b"# Cells\\nMitochondria make ATP.")
+...     counts = await q.train()
+...     return counts["added"], [h["source"] for h in await q.search("ATP")]
+>>> asyncio.run(demo())
+(1, ['notes.md'])
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from quire.library import Library, LibraryError, TrainCancelled, location_label
+from quire.store import BUCKETS
+
+Emit = Callable[[dict], None]
+
+
+class Quire:
+    """The engine: library, search, and (in later modules) chat, study and progress."""
+
+    def __init__(self, store, library: Library):
+        self.store, self.library = store, library
+
+    @classmethod
+    async def open(cls, store, **options) -> "Quire":
+        library = await Library.open(store, **options)
+        await library.load_chunks()
+        return cls(store, library)
+
+    # -- library ------------------------------------------------------------
+    async def stage(self, name: str, data: bytes, category: str | None = None, language: str | None = None) -> dict:
+        """Add a file to the staging area; nothing is searchable until ``train()``."""
+        return await self.library.stage(name, data, category=category, language=language)
+
+    async def stage_text(self, name: str, text: str, category: str | None = None) -> dict:
+        """Pasted text becomes a Markdown source (headings in it still become sections)."""
+        name = name if "." in name else f"{name}.md"
+        return await self.library.stage(name, text.encode("utf-8"), category=category)
+
+    async def reject(self, name: str, size: int, reason: str) -> dict:
+        """List a file refused before reading (e.g. over the size limit) as failed, with the reason."""
+        return await self.library.reject(name, size, reason)
+
+    async def train(self, progress: Emit | None = None, cancelled: Callable[[], bool] | None = None) -> dict:
+        """Commit every staged source; returns ``{"added", "changed", "skipped", "failed", "files"}``."""
+        return await self.library.train(progress, cancelled)
+
+    def sources(self) -> list[dict]:
+        return self.library.sources()
+
+    def categories(self) -> list[str]:
+        return self.library.categories()
+
+    async def set_category(self, source_id: str, category: str | None) -> dict:
+        return await self.library.set_category(source_id, category)
+
+    async def remove(self, source_id: str) -> dict:
+        return await self.library.remove(source_id)
+
+    async def erase_all(self) -> None:
+        await self.library.erase_all()
+
+    async def original(self, source_id: str) -> bytes | None:
+        return await self.store.get("originals", source_id)
+
+    async def chunks(self, source_id: str) -> list[dict]:
+        return await self.library.chunks_of(source_id)
+
+    # -- search -------------------------------------------------------------
+    async def search(self, query: str, k: int = 7, scope=None) -> list[dict]:
+        """Ranked passages: source, location, text, and each retriever's rank and score."""
+        if not query.strip():
+            return []
+        await self.library.load_chunks()
+        hits = self.library.search(query, k=k, scope=scope)
+        for hit in hits:
+            language = self.library._sources.get(hit["source_id"], {}).get("language") or "en"
+            hit["highlights"] = highlight_spans(hit["text"], query, self.library.index.tokenizer(language))
+        return hits
+
+    async def passage(self, chunk_id: str, query: str = "") -> dict:
+        """A passage in context: its source, location, and the whole page (or slide, section)
+        it sits on, with the passage's span in that text."""
+        source_id, _, n = chunk_id.rpartition(":")
+        chunks = await self.library.chunks_of(source_id)
+        if not chunks or not n.isdigit() or int(n) >= len(chunks):
+            raise LibraryError("that passage is no longer in the library (its source was removed or retrained)")
+        chunk = chunks[int(n)]
+        source = self.library.source(source_id)
+        same = [c for c in chunks if c["location"] == chunk["location"]]
+        text, offset = stitch(same, chunk)
+        language = source.get("language") or "en"
+        tokenizer = self.library.index.tokenizer(language)
+        return {"chunk": chunk, "source": source, "location_label": location_label(chunk["location"]),
+                "context": text, "span": [offset, offset + len(_body(chunk))],
+                "highlights": highlight_spans(text, query, tokenizer) if query else []}
+
+    async def usage(self) -> dict:
+        return await self.store.usage()
+
+
+def _body(chunk: dict) -> str:
+    """A chunk's text without its breadcrumb prefix."""
+    return chunk["text"][len(chunk["text"]) - (chunk["end"] - chunk["start"]):]
+
+
+def stitch(chunks: list[dict], target: dict) -> tuple[str, int]:
+    """Rebuild a unit's text from its overlapping chunks; return it and ``target``'s offset.
+
+    >>> a = {"text": "[S] ab cd", "start": 0, "end": 5}
+    >>> b = {"text": "[S] cd ef", "start": 3, "end": 8}
+    >>> stitch([a, b], b)
+    ('ab cd ef', 3)
+    """
+    out, covered, offset = "", 0, 0
+    for c in sorted(chunks, key=lambda c: c["start"]):
+        body = _body(c)
+        if c is target:
+            offset = c["start"]
+        if c["end"] <= covered:
+            continue
+        if c["start"] > covered:
+            out += " " * (c["start"] - covered)
+            covered = c["start"]
+        out += body[covered - c["start"]:]
+        covered = c["end"]
+    return out, offset
+
+
+_WORD = re.compile(r"\w[\w'’-]*")
+
+
+def highlight_spans(text: str, query: str, tokenizer) -> list[list[int]]:
+    """Character spans of words in ``text`` whose stem matches a query term.
+
+    >>> from quire.retrieval.tokenize import Tokenizer
+    >>> highlight_spans("Cells divide; a cell grows.", "cell", Tokenizer("en"))
+    [[0, 5], [16, 20]]
+    """
+    wanted = set(tokenizer(query))
+    if not wanted:
+        return []
+    spans, seen = [], {}
+    for m in _WORD.finditer(text):
+        word = m.group()
+        if word not in seen:
+            seen[word] = bool(wanted.intersection(tokenizer(word)))
+        if seen[word]:
+            spans.append([m.start(), m.end()])
+    return spans
+
+
+__all__ = ["Quire", "LibraryError", "TrainCancelled", "BUCKETS"]

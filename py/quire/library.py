@@ -1,0 +1,358 @@
+"""The library: stage sources, then Train commits them into the knowledge base in one go.
+
+Staging only records a file (its bytes and a source record).  ``train()`` extracts,
+chunks and indexes every staged source in memory and then writes everything with a
+single atomic ``store.commit``: a tab closed mid-Train leaves the library exactly
+as it was, with the same sources still staged.
+
+Change detection is by SHA-256 of the content: identical content is skipped
+("already known"), a changed file (same name, new content) replaces the old
+chunks, anything else is added.  ``train()`` returns the three counts.
+
+>>> import asyncio
+>>> from quire.store import MemoryStore
+>>> lib = asyncio.run(Library.open(MemoryStore()))
+>>> _ = asyncio.run(lib.stage("plan.md", b"# Plan\\nRead chapter 2 before Friday."))
+>>> asyncio.run(lib.train())["added"]
+1
+>>> [h["source"] for h in lib.search("chapter")]
+['plan.md']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import posixpath
+import time
+from typing import Callable
+
+from quire.chunking import chunk_units
+from quire.extract import ExtractError, extract, kind_of
+from quire.extract import MAX_BYTES
+from quire.retrieval.index import HybridIndex
+from quire.retrieval.lang import detect_language
+from quire.store import StoreFullError
+
+Progress = Callable[[dict], None]
+INDEX_KEY = "hybrid"
+LANGUAGES = ("en", "de", "other")
+
+
+class LibraryError(Exception):
+    """A request the library cannot carry out; the message is for the person."""
+
+
+class TrainCancelled(Exception):
+    """Train was cancelled; nothing was committed."""
+
+
+def location_label(location: dict) -> str:
+    """A short human label for a chunk location.
+
+    >>> location_label({"page": 5}), location_label({"section": ["Setup", "Install"]})
+    ('p. 5', 'Setup › Install')
+    """
+    if "page" in location:
+        return f"p. {location['page']}"
+    if "slide" in location:
+        return f"slide {location['slide']}"
+    if "sheet" in location:
+        rows = location.get("rows")
+        return f"{location['sheet']} rows {rows[0]}–{rows[1]}" if rows else location["sheet"]
+    if "rows" in location:
+        return f"rows {location['rows'][0]}–{location['rows'][1]}"
+    if "chapter" in location:
+        return str(location["chapter"])
+    if location.get("section"):
+        return " › ".join(location["section"])
+    return ""
+
+
+def _unique_name(name: str, taken: set[str]) -> str:
+    """``notes.pdf`` -> ``notes (2).pdf`` when the name is taken by other content."""
+    if name not in taken:
+        return name
+    stem, ext = posixpath.splitext(name)
+    n = 2
+    while f"{stem} ({n}){ext}" in taken:
+        n += 1
+    return f"{stem} ({n}){ext}"
+
+
+class Library:
+    """Sources, their chunks and the search index, over a ``quire.store`` store."""
+
+    def __init__(self, store, index: HybridIndex, sources: dict[str, dict], *,
+                 chunk_size: int = 1000, overlap: int = 100, max_bytes: int = MAX_BYTES,
+                 keep_originals: bool = True):
+        self.store, self.index, self._sources = store, index, sources
+        self.chunk_size, self.overlap, self.max_bytes = chunk_size, overlap, max_bytes
+        self.keep_originals = keep_originals
+        self._chunks_cache: dict[str, list[dict]] = {}
+
+    @classmethod
+    async def open(cls, store, **options) -> "Library":
+        """Load the source list and the saved index: no recomputation."""
+        sources = await store.all("sources")
+        blob = await store.get("index", INDEX_KEY)
+        index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
+        return cls(store, index, sources, **options)
+
+    # ------------------------------------------------------------------ staging
+    def sources(self) -> list[dict]:
+        return sorted(self._sources.values(), key=lambda s: (s["added"], s["name"]))
+
+    def source(self, source_id: str) -> dict:
+        if source_id not in self._sources:
+            raise LibraryError(f"no source with id {source_id!r}")
+        return self._sources[source_id]
+
+    def categories(self) -> list[str]:
+        return sorted({s["category"] for s in self._sources.values() if s.get("category")})
+
+    async def stage(self, name: str, data: bytes, *, category: str | None = None,
+                    language: str | None = None, now: float | None = None) -> dict:
+        """Record a file for the next Train.  Problems visible now (empty, too large,
+        unsupported type) give a ``failed`` record with the reason; nothing else is lost."""
+        name = posixpath.basename(name.replace("\\", "/")) or "untitled"
+        digest = hashlib.sha256(data).hexdigest()
+        for s in self._sources.values():
+            if s.get("sha256") == digest and s["status"] == "staged":
+                return {**s, "note": "already staged"}
+        if language is not None and language not in LANGUAGES:
+            raise LibraryError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}")
+        staged_names = {s["name"] for s in self._sources.values() if s["status"] == "staged"}
+        record = {
+            "id": digest[:16], "name": _unique_name(name, staged_names), "original_name": name,
+            "kind": None, "size": len(data), "sha256": digest, "category": (category or "").strip() or None,
+            "language": language, "status": "staged", "error": None, "units": 0, "chunks": 0,
+            "unit_label": None, "needs_ocr_pages": [], "warnings": [],
+            "added": now if now is not None else time.time(), "trained": None,
+        }
+        if record["name"] != name:
+            record["warnings"].append(f"another staged file is already called {name}; this one is {record['name']}")
+        try:
+            record["kind"] = kind_of(name, data)
+            if len(data) > self.max_bytes:
+                raise ExtractError(f"{name} is too large ({len(data) / 2**20:.0f} MB; the limit is "
+                                   f"{self.max_bytes / 2**20:.0f} MB)")
+            if not data:
+                raise ExtractError(f"{name} is empty")
+        except ExtractError as exc:
+            record.update(status="failed", error=str(exc))
+            record["id"] = f"failed-{digest[:10]}-{int(record['added'] * 1000) % 10**6}"
+            await self._commit([("sources", record["id"], record)])
+            self._sources[record["id"]] = record
+            return record
+        if record["id"] in self._sources:  # identical content, already trained: Train will skip it
+            record["id"] = f"{digest[:16]}-again"
+        await self._commit([("sources", record["id"], record), ("originals", record["id"], bytes(data))])
+        self._sources[record["id"]] = record
+        return record
+
+    async def reject(self, name: str, size: int, reason: str, now: float | None = None) -> dict:
+        """A file refused before its bytes were read (say, over the size limit): listed as failed."""
+        added = now if now is not None else time.time()
+        record = {"id": f"failed-{hashlib.sha256(f'{name}{added}'.encode()).hexdigest()[:12]}", "name": name,
+                  "original_name": name, "kind": None, "size": size, "sha256": None, "category": None,
+                  "language": None, "status": "failed", "error": reason, "units": 0, "chunks": 0,
+                  "unit_label": None, "needs_ocr_pages": [], "warnings": [], "added": added, "trained": None}
+        await self._commit([("sources", record["id"], record)])
+        self._sources[record["id"]] = record
+        return record
+
+    async def set_category(self, source_id: str, category: str | None) -> dict:
+        record = {**self.source(source_id), "category": (category or "").strip() or None}
+        await self._commit([("sources", source_id, record)])
+        self._sources[source_id] = record
+        if record["status"] == "trained":
+            self.index.set_category(source_id, record["category"])
+            await self._commit([("index", INDEX_KEY, self.index.to_bytes())])
+        return record
+
+    async def remove(self, source_id: str) -> dict:
+        """Remove a source.  A staged one costs nothing; a trained one leaves the index."""
+        record = self.source(source_id)
+        deletes = [("sources", source_id), ("originals", source_id), ("chunks", source_id)]
+        puts = []
+        if record["status"] == "trained":
+            self.index.remove_source(source_id)
+            puts.append(("index", INDEX_KEY, self.index.to_bytes()))
+        try:
+            await self._commit(puts, deletes)
+        except Exception:
+            await self._reload_index()
+            raise
+        del self._sources[source_id]
+        self._chunks_cache.pop(source_id, None)
+        return record
+
+    async def erase_all(self) -> None:
+        await self.store.clear()
+        self._sources, self.index, self._chunks_cache = {}, HybridIndex(), {}
+
+    # -------------------------------------------------------------------- train
+    def pending(self) -> list[dict]:
+        return [s for s in self.sources() if s["status"] == "staged"]
+
+    async def train(self, progress: Progress | None = None,
+                    cancelled: Callable[[], bool] | None = None) -> dict:
+        """Commit every staged source.  Returns counts and per-file outcomes."""
+        report = progress or (lambda event: None)
+        staged = self.pending()
+        by_sha = {s["sha256"]: s for s in self._sources.values() if s["status"] == "trained" and s["sha256"]}
+        by_name = {s["name"]: s for s in self._sources.values() if s["status"] == "trained"}
+        counts = {"added": 0, "changed": 0, "skipped": 0, "failed": 0, "files": []}
+        puts, deletes, replaced = [], [], []
+        new_chunks: dict[str, list[dict]] = {}
+        total = len(staged)
+        for i, record in enumerate(staged, 1):
+            if cancelled and cancelled():
+                raise TrainCancelled("Train was cancelled; nothing was changed")
+            name = record["name"]
+            if record["sha256"] in by_sha:
+                known = by_sha[record["sha256"]]
+                counts["skipped"] += 1
+                counts["files"].append({"name": name, "outcome": "skipped", "note": f"already known as {known['name']}"})
+                deletes += [("sources", record["id"]), ("originals", record["id"])]
+                report({"stage": "skip", "file": name, "file_index": i, "files": total})
+                continue
+            report({"stage": "extract", "file": name, "file_index": i, "files": total})
+            await asyncio.sleep(0)  # let the worker hear a cancel between files
+            data = await self.store.get("originals", record["id"])
+            try:
+                extraction = extract(name, data, max_bytes=self.max_bytes)
+            except ExtractError as exc:
+                failed = {**record, "status": "failed", "error": str(exc)}
+                counts["failed"] += 1
+                counts["files"].append({"name": name, "outcome": "failed", "error": str(exc)})
+                puts.append(("sources", record["id"], failed))
+                deletes.append(("originals", record["id"]))
+                report({"stage": "failed", "file": name, "file_index": i, "files": total, "error": str(exc)})
+                continue
+            report({"stage": "chunk", "file": name, "file_index": i, "files": total, "units": len(extraction.units)})
+            chunks = chunk_units(record["id"], extraction.units, self.chunk_size, self.overlap)
+            texts = [c.text for c in chunks]
+            language = record["language"] or detect_language(" ".join(texts[:20]))
+            if language not in LANGUAGES:
+                language = "other"
+            outcome = "added"
+            old = by_name.get(name)
+            if old is not None:
+                outcome = "changed"
+                replaced.append(old["id"])
+            chunk_dicts = [{**c.to_dict(), "id": f"{record['id']}:{n}", "n": n} for n, c in enumerate(chunks)]
+            new_chunks[record["id"]] = chunk_dicts
+            needs_ocr = [u.location.get("page") for u in extraction.units if "needs_ocr" in u.flags]
+            trained = {**record, "status": "trained", "kind": extraction.kind, "language": language,
+                       "units": _unit_count(extraction),
+                       "unit_label": _unit_label(extraction.kind), "chunks": len(chunks),
+                       "title": extraction.meta.get("title"), "needs_ocr_pages": [p for p in needs_ocr if p],
+                       "warnings": record["warnings"] + extraction.warnings, "trained": time.time(),
+                       "replaces": old["id"] if old else None}
+            puts.append(("sources", record["id"], trained))
+            puts.append(("chunks", record["id"], chunk_dicts))
+            if not self.keep_originals:
+                deletes.append(("originals", record["id"]))
+            counts[outcome] += 1
+            counts["files"].append({"name": name, "outcome": outcome, "chunks": len(chunks)})
+            report({"stage": "chunked", "file": name, "file_index": i, "files": total, "chunks": len(chunks)})
+
+        if cancelled and cancelled():
+            raise TrainCancelled("Train was cancelled; nothing was changed")
+        report({"stage": "index", "files": total, "chunks": sum(len(c) for c in new_chunks.values())})
+        await asyncio.sleep(0)
+        try:
+            for old_id in replaced:
+                self.index.remove_source(old_id)
+                deletes += [("sources", old_id), ("chunks", old_id), ("originals", old_id)]
+            for source_id, chunk_dicts in new_chunks.items():
+                rec = next(p[2] for p in puts if p[0] == "sources" and p[1] == source_id)
+                self.index.add_chunks(source_id, [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
+                                      category=rec["category"], language=rec["language"])
+            if new_chunks or replaced:
+                puts.append(("index", INDEX_KEY, self.index.to_bytes()))
+            report({"stage": "save", "files": total})
+            await self._commit(puts, deletes)
+        except BaseException:
+            await self._reload_index()  # the in-memory index must match what is stored
+            raise
+        for bucket, key in deletes:
+            if bucket == "sources":
+                self._sources.pop(key, None)
+                self._chunks_cache.pop(key, None)
+        for bucket, key, value in puts:
+            if bucket == "sources":
+                self._sources[key] = value
+        self._chunks_cache.update(new_chunks)
+        report({"stage": "done", "files": total, **{k: v for k, v in counts.items() if k != "files"}})
+        return counts
+
+    # ------------------------------------------------------------------- search
+    async def chunks_of(self, source_id: str) -> list[dict]:
+        if source_id not in self._chunks_cache:
+            self._chunks_cache[source_id] = await self.store.get("chunks", source_id) or []
+        return self._chunks_cache[source_id]
+
+    async def load_chunks(self) -> None:
+        """Warm the chunk cache for every trained source (one read per source)."""
+        for s in self.sources():
+            if s["status"] == "trained":
+                await self.chunks_of(s["id"])
+
+    def search(self, query: str, k: int = 7, scope=None, query_vector=None) -> list[dict]:
+        """Ranked passages with source, location and the retrievers' details.
+
+        Needs the chunks of hit sources in the cache (``await load_chunks()`` once)."""
+        hits = self.index.search(query, k=k, scope=self._scope(scope), query_vector=query_vector)
+        out = []
+        for rank, hit in enumerate(hits, 1):
+            source_id, n = hit.id.rsplit(":", 1)
+            chunk = (self._chunks_cache.get(source_id) or [])[int(n)] if self._chunks_cache.get(source_id) else None
+            source = self._sources.get(source_id, {})
+            out.append({"rank": rank, "chunk_id": hit.id, "source_id": source_id, "source": source.get("name"),
+                        "location": chunk["location"] if chunk else {}, "location_label":
+                        location_label(chunk["location"]) if chunk else "", "text": chunk["text"] if chunk else "",
+                        **hit.to_dict()})
+        return out
+
+    def _scope(self, scope):
+        """``None``, a category name, or a list of source ids."""
+        if scope is None or scope == "" or scope == []:
+            return None
+        if isinstance(scope, dict):
+            if scope.get("category"):
+                return scope["category"]
+            return list(scope.get("sources") or []) or None
+        return scope
+
+    # ----------------------------------------------------------------- helpers
+    async def _commit(self, puts=(), deletes=()) -> None:
+        try:
+            await self.store.commit(puts, deletes)
+        except StoreFullError as exc:
+            raise LibraryError(
+                "The browser refused to save: storage is full. Nothing was changed. Remove sources you no "
+                "longer need (or turn off keeping originals in Settings) and try again.") from exc
+
+    async def _reload_index(self) -> None:
+        blob = await self.store.get("index", INDEX_KEY)
+        self.index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
+
+
+def _unit_count(extraction) -> int:
+    """Pages, slides, sheets or chapters: what a person would count."""
+    meta = extraction.meta
+    for key in ("pages", "slides", "sheets", "chapters"):
+        if key in meta:
+            value = meta[key]
+            return len(value) if isinstance(value, (list, tuple)) else int(value)
+    return len(extraction.units)
+
+
+def _unit_label(kind: str) -> str:
+    return {"pdf": "pages", "pptx": "slides", "xlsx": "sheets", "epub": "chapters"}.get(kind, "sections")
+
+
+__all__ = ["Library", "LibraryError", "TrainCancelled", "location_label"]

@@ -1,0 +1,110 @@
+/* The automation surface beyond boot: window.quire.stage/train/sources/remove/eraseAll/search.
+ * Views use exactly these functions, so a kiosk script drives what a person clicks. */
+(function () {
+  'use strict';
+  var q = self.quire;
+  var MAX_BYTES_KEY = 'quire.maxFileMB';
+
+  function maxBytes() {
+    var mb = Number(localStorage.getItem(MAX_BYTES_KEY)) || 200;
+    return mb * 1024 * 1024;
+  }
+
+  function isFile(x) { return typeof File !== 'undefined' && x instanceof File; }
+
+  /* Stage one thing: a File, {name, text}, {name, data}, or a URL string. */
+  function stageOne(input, opts) {
+    var category = opts.category || null;
+    if (typeof input === 'string') return stageUrl(input, category);
+    if (isFile(input) || (input && typeof input.arrayBuffer === 'function' && input.name)) {
+      var name = input.webkitRelativePath || input.name;
+      if (input.size > maxBytes()) {
+        return q._call('reject', [name, input.size, name + ' is too large (' + Math.round(input.size / 1048576) +
+          ' MB; the limit is ' + Math.round(maxBytes() / 1048576) + ' MB, which Settings can raise)']);
+      }
+      return input.arrayBuffer().then(function (buf) {
+        return q._call('stage', [name, category], { payload: new Uint8Array(buf) });
+      });
+    }
+    if (input && typeof input.text === 'string') return q._call('stageText', [input.name || 'Pasted text', input.text, category]);
+    if (input && input.data) {
+      var bytes = input.data instanceof Uint8Array ? input.data : new Uint8Array(input.data);
+      return q._call('stage', [input.name, category], { payload: bytes.slice() });
+    }
+    return Promise.reject(new Error('stage() takes files, {name, text}, {name, data} or a URL'));
+  }
+
+  function stageUrl(url, category) {
+    var parsed;
+    try { parsed = new URL(url); } catch (e) { return Promise.reject(new Error('“' + url + '” is not a web address.')); }
+    if (localStorage.getItem('quire.allowUrlFetch') !== '1') {
+      return Promise.reject(new Error('Adding by web address is switched off: Quire’s privacy lock stops this page from ' +
+        'contacting any website. Save the page from your browser (Ctrl+S, “Web page, HTML only”) and drop the file here, ' +
+        'or allow adding by address in Settings.'));
+    }
+    return fetch(parsed.href, { mode: 'cors', credentials: 'omit', referrerPolicy: 'no-referrer' }).then(function (resp) {
+      if (!resp.ok) throw new Error(parsed.host + ' answered ' + resp.status + ' ' + resp.statusText + '.');
+      return resp.arrayBuffer().then(function (buf) {
+        var type = resp.headers.get('content-type') || '';
+        var name = (parsed.pathname.split('/').pop() || parsed.host).replace(/[?#].*$/, '');
+        if (!/\.\w{2,5}$/.test(name)) name += /html/.test(type) ? '.html' : /pdf/.test(type) ? '.pdf' : '.txt';
+        return q._call('stage', [name, category], { payload: new Uint8Array(buf) });
+      });
+    }, function () {
+      throw new Error(parsed.host + ' does not let other pages read it (no cross-origin permission), or it could not be reached. ' +
+        'Save the page from your browser (Ctrl+S) and drop the saved file here instead.');
+    });
+  }
+
+  /** stage(files | FileList | File | {name, text} | {name, data} | url, {category}) -> [source records] */
+  q.stage = function (input, opts) {
+    opts = opts || {};
+    var items = input && typeof input.length === 'number' && typeof input !== 'string' ? Array.prototype.slice.call(input) : [input];
+    var out = [];
+    // One file at a time: bounded memory even for a folder of large PDFs.
+    return items.reduce(function (chain, item) {
+      return chain.then(function () {
+        return stageOne(item, opts).then(function (rec) { out.push(rec); });
+      });
+    }, Promise.resolve()).then(function () {
+      document.dispatchEvent(new CustomEvent('quire:library-changed'));
+      return out;
+    });
+  };
+
+  /** train({onProgress, signal}) -> {added, changed, skipped, failed, files} */
+  q.train = function (opts) {
+    opts = opts || {};
+    var p = q._call('train', [], { onEvent: opts.onProgress });
+    if (opts.signal) opts.signal.addEventListener('abort', function () { q._cancel(p.id); });
+    return p.then(function (counts) {
+      document.dispatchEvent(new CustomEvent('quire:library-changed'));
+      return counts;
+    });
+  };
+
+  q.sources = function () { return q._call('sources'); };
+  q.categories = function () { return q._call('categories'); };
+  q.setCategory = function (id, category) { return q._call('setCategory', [id, category]); };
+  q.chunks = function (id) { return q._call('chunks', [id]); };
+  q.remove = function (id) {
+    return q._call('remove', [id]).then(function (r) { document.dispatchEvent(new CustomEvent('quire:library-changed')); return r; });
+  };
+
+  /** Wipe everything Quire stored in this browser: library, settings, chats, progress. */
+  q.eraseAll = function () {
+    return q._call('eraseAll').then(function () {
+      return QuireStore.clearMain();
+    }).then(function () {
+      Object.keys(localStorage).forEach(function (k) { if (k.indexOf('quire.') === 0) localStorage.removeItem(k); });
+      document.dispatchEvent(new CustomEvent('quire:library-changed'));
+      return true;
+    });
+  };
+
+  /** search(query, {k, scope}) -> ranked passages with bm25/dense/fused details */
+  q.search = function (query, opts) {
+    opts = opts || {};
+    return q._call('search', [query, opts.k || 7, opts.scope || null]);
+  };
+})();

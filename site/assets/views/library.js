@@ -1,0 +1,203 @@
+/* Library view: add sources (drop, pick, paste, URL), review what is staged, Train, remove. */
+(function () {
+  'use strict';
+  var h = QuireUI.h;
+  var q = self.quire;
+  var root, list, trainBtn, trainBox, summary, categoryInput, datalist;
+  var training = null;
+
+  function init(el) {
+    root = el;
+    categoryInput = h('input', { type: 'text', testid: 'category-input', list: 'quire-categories', placeholder: 'e.g. Biology, Exam 2', 'aria-label': 'Category for new sources' });
+    datalist = h('datalist', { id: 'quire-categories' });
+    var fileInput = h('input', { type: 'file', multiple: true, testid: 'file-input', class: 'visually-hidden', onchange: function () { add(fileInput.files); fileInput.value = ''; } });
+    var folderInput = h('input', { type: 'file', multiple: true, webkitdirectory: true, testid: 'folder-input', class: 'visually-hidden', onchange: function () { add(folderInput.files); folderInput.value = ''; } });
+    var drop = h('div', { class: 'dropzone', testid: 'dropzone', tabindex: '0', role: 'button', 'aria-label': 'Drop files or folders here, or press Enter to choose files',
+      onclick: function () { fileInput.click(); }, onkeydown: function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); fileInput.click(); } } },
+      h('strong', null, 'Drop documents or folders here'),
+      h('span', null, 'PDF, Word, PowerPoint, Excel, CSV, Markdown, HTML, EPUB, text'));
+    ['dragenter', 'dragover'].forEach(function (t) { drop.addEventListener(t, function (e) { e.preventDefault(); drop.classList.add('over'); }); });
+    ['dragleave', 'drop'].forEach(function (t) { drop.addEventListener(t, function () { drop.classList.remove('over'); }); });
+    drop.addEventListener('drop', function (e) { e.preventDefault(); filesFromDrop(e.dataTransfer).then(add); });
+
+    var pasteName = h('input', { type: 'text', testid: 'paste-name', placeholder: 'Title', 'aria-label': 'Title of the pasted text' });
+    var pasteText = h('textarea', { testid: 'paste-text', rows: '5', placeholder: 'Paste notes here…', 'aria-label': 'Text to add' });
+    var urlInput = h('input', { type: 'url', testid: 'url-input', placeholder: 'https://…', 'aria-label': 'Web address to add' });
+
+    trainBtn = h('button', { type: 'button', class: 'primary', testid: 'train-button', hidden: true, onclick: train });
+    summary = h('span', { class: 'muted', testid: 'library-summary' });
+    trainBox = h('div', { class: 'train-box', testid: 'train-progress', hidden: true });
+    list = h('div', { testid: 'source-list', class: 'source-list' });
+
+    root.append(
+      h('div', { class: 'view-head' }, h('h2', null, 'Library'), summary, h('span', { class: 'spacer' }), trainBtn),
+      h('div', { class: 'card add-card' },
+        drop,
+        h('div', { class: 'add-row' },
+          h('button', { type: 'button', onclick: function () { fileInput.click(); } }, 'Choose files…'),
+          h('button', { type: 'button', onclick: function () { folderInput.click(); } }, 'Choose a folder…'),
+          h('label', { class: 'inline' }, 'Category ', categoryInput), datalist, fileInput, folderInput),
+        h('details', { class: 'more-ways' }, h('summary', null, 'Paste text or add a web address'),
+          h('div', { class: 'paste' }, pasteName, pasteText,
+            h('button', { type: 'button', testid: 'paste-add', onclick: function () {
+              if (!pasteText.value.trim()) { QuireUI.toast('Paste some text first.', 'error'); return; }
+              add([{ name: pasteName.value.trim() || 'Pasted text', text: pasteText.value }]);
+              pasteText.value = ''; pasteName.value = '';
+            } }, 'Add text')),
+          h('div', { class: 'url' }, urlInput, h('button', { type: 'button', testid: 'url-add', onclick: function () {
+            if (urlInput.value.trim()) add([urlInput.value.trim()]);
+          } }, 'Add page')))),
+      trainBox,
+      list,
+      h('div', { class: 'danger-zone' }, h('button', { type: 'button', class: 'danger', testid: 'erase-all', onclick: confirmErase }, 'Erase all knowledge…')));
+    document.addEventListener('quire:library-changed', refresh);
+    document.addEventListener('quire:ready', refresh);
+  }
+
+  /* Folders dropped in arrive as directory entries: walk them. */
+  function filesFromDrop(dt) {
+    var items = Array.prototype.slice.call(dt.items || []);
+    var entries = items.map(function (i) { return i.webkitGetAsEntry && i.webkitGetAsEntry(); }).filter(Boolean);
+    if (!entries.length) return Promise.resolve(Array.prototype.slice.call(dt.files));
+    var out = [];
+    function walk(entry, prefix) {
+      if (entry.isFile) return new Promise(function (res) { entry.file(function (f) { out.push(prefix ? new File([f], prefix + f.name, { type: f.type }) : f); res(); }, res); });
+      var reader = entry.createReader();
+      return new Promise(function (res) {
+        var all = [];
+        (function more() {
+          reader.readEntries(function (batch) {
+            if (!batch.length) { Promise.all(all.map(function (e) { return walk(e, prefix + entry.name + '/'); })).then(res); return; }
+            all = all.concat(Array.prototype.slice.call(batch));
+            more();
+          }, res);
+        })();
+      });
+    }
+    return Promise.all(entries.map(function (e) { return walk(e, ''); })).then(function () { return out; });
+  }
+
+  function add(items) {
+    items = Array.prototype.slice.call(items || []);
+    if (!items.length) return Promise.resolve([]);
+    var note = QuireUI.toast('Adding ' + items.length + (items.length === 1 ? ' item…' : ' items…'));
+    return q.stage(items, { category: categoryInput.value.trim() || null }).then(function (records) {
+      note.remove();
+      var failed = records.filter(function (r) { return r.status === 'failed'; });
+      var again = records.filter(function (r) { return r.note; });
+      var msg = (records.length - failed.length) + ' staged. Press Train to add them to what Quire knows.';
+      if (again.length) msg += ' ' + again.length + ' already staged.';
+      QuireUI.toast(msg);
+      failed.forEach(function (r) { QuireUI.toast(r.name + ': ' + r.error, 'error'); });
+      return records;
+    }, function (err) { note.remove(); QuireUI.toast(err.message, 'error'); });
+  }
+
+  function refresh() {
+    return Promise.all([q.sources(), q.categories()]).then(function (res) { render(res[0], res[1]); });
+  }
+
+  var KIND = { pdf: 'PDF', docx: 'Word', pptx: 'PowerPoint', xlsx: 'Excel', csv: 'CSV', markdown: 'Markdown', html: 'HTML', epub: 'EPUB', text: 'Text' };
+
+  function render(sources, categories) {
+    QuireUI.clear(datalist);
+    categories.forEach(function (c) { datalist.appendChild(h('option', { value: c })); });
+    var pending = sources.filter(function (s) { return s.status === 'staged'; }).length;
+    var trained = sources.filter(function (s) { return s.status === 'trained'; });
+    trainBtn.hidden = !pending || !!training;
+    trainBtn.textContent = 'Train ' + pending + (pending === 1 ? ' staged source' : ' staged sources');
+    summary.textContent = trained.length + ' trained · ' + trained.reduce(function (n, s) { return n + s.chunks; }, 0) + ' passages' +
+      (pending ? ' · ' + pending + ' waiting for Train' : '');
+    QuireUI.clear(list);
+    if (!sources.length) {
+      list.appendChild(h('p', { class: 'empty', testid: 'library-empty' }, 'Nothing here yet. Add documents above; Quire keeps them in this browser only.'));
+      return;
+    }
+    var table = h('table', { class: 'sources' },
+      h('thead', null, h('tr', null, ['Name', 'Type', 'Size', 'Parts', 'Passages', 'Category', 'Status', 'Added', ''].map(function (t) { return h('th', { scope: 'col' }, t); }))));
+    var body = h('tbody');
+    sources.forEach(function (s) {
+      var cat = h('input', { type: 'text', value: s.category || '', list: 'quire-categories', 'aria-label': 'Category of ' + s.name, class: 'cat', disabled: s.status === 'failed',
+        onchange: function () { q.setCategory(s.id, cat.value).then(refresh, function (e) { QuireUI.toast(e.message, 'error'); }); } });
+      var status = s.status === 'failed' ? h('span', { class: 'status failed', title: s.error }, 'failed: ' + s.error)
+        : h('span', { class: 'status ' + s.status }, s.status + (s.needs_ocr_pages && s.needs_ocr_pages.length ? ' · ' + s.needs_ocr_pages.length + ' scanned page(s) need OCR' : ''));
+      body.appendChild(h('tr', { testid: 'source-row', dataset: { id: s.id, status: s.status, name: s.name } },
+        h('td', { class: 'name' }, s.name, s.warnings && s.warnings.length ? h('div', { class: 'muted small' }, s.warnings.join(' · ')) : null),
+        h('td', null, KIND[s.kind] || s.kind || '—'),
+        h('td', null, QuireUI.bytes(s.size)),
+        h('td', null, s.status === 'trained' ? s.units + ' ' + (s.unit_label || '') : '—'),
+        h('td', { testid: 'source-chunks' }, s.status === 'trained' ? String(s.chunks) : '—'),
+        h('td', null, cat),
+        h('td', { testid: 'source-status' }, status),
+        h('td', { class: 'muted' }, QuireUI.date(s.added)),
+        h('td', null, h('button', { type: 'button', class: 'icon', testid: 'remove-source', 'aria-label': 'Remove ' + s.name, title: 'Remove',
+          onclick: function () { remove(s); } }, '✕'))));
+    });
+    table.appendChild(body);
+    list.appendChild(table);
+  }
+
+  function remove(s) {
+    var msg = s.status === 'trained' ? 'Remove “' + s.name + '” and everything Quire learned from it?' : null;
+    if (msg && !window.confirm(msg)) return;
+    q.remove(s.id).then(function () { QuireUI.toast('Removed ' + s.name + '.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
+  }
+
+  var STAGE_TEXT = { extract: 'reading', chunk: 'cutting into passages', chunked: 'done', failed: 'failed', skip: 'already known, skipped', index: 'indexing', save: 'saving', done: 'finished' };
+
+  function train() {
+    if (training) return;
+    var controller = new AbortController();
+    var rows = {};
+    var bar = h('div', { class: 'progress', role: 'progressbar', 'aria-valuemin': '0', 'aria-valuemax': '100' }, h('div', { class: 'progress-fill' }));
+    var label = h('p', { class: 'muted', testid: 'train-stage' }, 'Starting…');
+    var files = h('ul', { class: 'train-files' });
+    QuireUI.clear(trainBox).append(h('div', { class: 'view-head' }, h('strong', null, 'Training'), h('span', { class: 'spacer' }),
+      h('button', { type: 'button', testid: 'train-cancel', onclick: function () { controller.abort(); } }, 'Cancel')), bar, label, files);
+    trainBox.hidden = false;
+    trainBtn.hidden = true;
+    training = q.train({ signal: controller.signal, onProgress: function (e) {
+      var pct = e.files ? Math.round(100 * ((e.file_index || e.files) - (e.stage === 'chunked' || e.stage === 'skip' || e.stage === 'failed' ? 0 : 0.5)) / e.files) : 0;
+      if (e.stage === 'index') pct = 95;
+      if (e.stage === 'save') pct = 98;
+      if (e.stage === 'done') pct = 100;
+      bar.firstChild.style.width = Math.min(pct, 100) + '%';
+      bar.setAttribute('aria-valuenow', String(Math.min(pct, 100)));
+      if (e.file) {
+        if (!rows[e.file]) { rows[e.file] = h('li'); files.appendChild(rows[e.file]); }
+        rows[e.file].textContent = e.file + ' — ' + (STAGE_TEXT[e.stage] || e.stage) +
+          (e.units ? ' (' + e.units + ' parts)' : '') + (e.chunks ? ' · ' + e.chunks + ' passages' : '') + (e.error ? ': ' + e.error : '');
+        rows[e.file].className = e.stage === 'failed' ? 'failed' : '';
+      }
+      label.textContent = e.file ? 'File ' + e.file_index + ' of ' + e.files + ': ' + (STAGE_TEXT[e.stage] || e.stage)
+        : (STAGE_TEXT[e.stage] || e.stage) + (e.chunks ? ' ' + e.chunks + ' passages' : '') + '…';
+    } }).then(function (c) {
+      label.textContent = 'Trained: ' + c.added + ' added, ' + c.changed + ' changed, ' + c.skipped + ' already known' + (c.failed ? ', ' + c.failed + ' failed' : '') + '.';
+      label.dataset.testid = 'train-result';
+      QuireUI.toast(label.textContent);
+    }, function (err) {
+      label.textContent = err.message;
+      QuireUI.toast(err.message, err.kind === 'TrainCancelled' ? 'info' : 'error');
+    }).then(function () { training = null; refresh(); });
+  }
+
+  function confirmErase() {
+    var input = h('input', { type: 'text', testid: 'erase-confirm-input', autocomplete: 'off', 'aria-label': 'Type ERASE to confirm' });
+    var go = h('button', { type: 'button', class: 'danger', testid: 'erase-confirm', disabled: true }, 'Erase everything');
+    var dialog = h('dialog', { class: 'erase-dialog', testid: 'erase-dialog' },
+      h('h3', null, 'Erase all knowledge?'),
+      h('p', null, 'This deletes every source, passage, index, chat, study item, progress record and setting Quire keeps in this browser. It cannot be undone. Type ERASE to confirm.'),
+      input, h('div', { class: 'add-row' }, h('button', { type: 'button', onclick: function () { dialog.close(); dialog.remove(); } }, 'Keep everything'), go));
+    input.addEventListener('input', function () { go.disabled = input.value.trim() !== 'ERASE'; });
+    go.addEventListener('click', function () {
+      go.disabled = true;
+      q.eraseAll().then(function () { dialog.close(); dialog.remove(); QuireUI.toast('Everything Quire stored here has been erased.'); },
+        function (e) { QuireUI.toast(e.message, 'error'); go.disabled = false; });
+    });
+    document.body.appendChild(dialog);
+    dialog.showModal();
+    input.focus();
+  }
+
+  QuireUI.register('library', { init: init, show: function () { if (self.quire.status().stage === 'ready') refresh(); } });
+})();

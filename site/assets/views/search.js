@@ -1,0 +1,117 @@
+/* Search view: ranked passages with highlights, an inspector that shows why each came up,
+ * and a passage viewer with the whole page around the passage. */
+(function () {
+  'use strict';
+  var h = QuireUI.h;
+  var q = self.quire;
+  var input, scopeSelect, results, note, inspectorToggle;
+
+  function init(root) {
+    input = h('input', { type: 'search', testid: 'search-input', placeholder: 'Search your documents…', 'aria-label': 'Search query' });
+    scopeSelect = h('select', { testid: 'search-scope', 'aria-label': 'Search within' });
+    inspectorToggle = h('input', { type: 'checkbox', testid: 'inspector-toggle' });
+    results = h('ol', { class: 'results', testid: 'search-results' });
+    note = h('p', { class: 'muted', testid: 'search-note' });
+    var form = h('form', { class: 'search-form', onsubmit: function (e) { e.preventDefault(); run(); } },
+      input, scopeSelect, h('button', { type: 'submit', class: 'primary', testid: 'search-button' }, 'Search'));
+    root.append(h('div', { class: 'view-head' }, h('h2', null, 'Search')), form,
+      h('label', { class: 'inline muted' }, inspectorToggle, ' Show why each passage came up (inspector)'), note, results);
+    inspectorToggle.addEventListener('change', function () { results.classList.toggle('inspect', inspectorToggle.checked); });
+    document.addEventListener('quire:library-changed', fillScopes);
+    document.addEventListener('quire:ready', fillScopes);
+  }
+
+  /* Scope options: everything, each category, each trained source. */
+  function fillScopes() {
+    return Promise.all([q.sources(), q.categories()]).then(function (res) {
+      var current = scopeSelect.value;
+      QuireUI.clear(scopeSelect).appendChild(h('option', { value: '' }, 'All sources'));
+      if (res[1].length) {
+        var g = h('optgroup', { label: 'Category' });
+        res[1].forEach(function (c) { g.appendChild(h('option', { value: 'cat:' + c }, c)); });
+        scopeSelect.appendChild(g);
+      }
+      var trained = res[0].filter(function (s) { return s.status === 'trained'; });
+      if (trained.length) {
+        var gs = h('optgroup', { label: 'One source' });
+        trained.forEach(function (s) { gs.appendChild(h('option', { value: 'src:' + s.id }, s.name)); });
+        scopeSelect.appendChild(gs);
+      }
+      scopeSelect.value = current;
+      if (scopeSelect.selectedIndex < 0) scopeSelect.value = '';
+    });
+  }
+
+  function scopeValue() {
+    var v = scopeSelect.value;
+    if (v.indexOf('cat:') === 0) return { category: v.slice(4) };
+    if (v.indexOf('src:') === 0) return { sources: [v.slice(4)] };
+    return null;
+  }
+
+  function run() {
+    var query = input.value.trim();
+    if (!query) return;
+    var t0 = performance.now();
+    note.textContent = 'Searching…';
+    q.search(query, { k: 10, scope: scopeValue() }).then(function (hits) {
+      var ms = Math.round(performance.now() - t0);
+      note.textContent = hits.length ? hits.length + ' passages in ' + ms + ' ms · keyword search (BM25)' + (hits.some(function (x) { return x.dense_rank; }) ? ' + meaning (embeddings)' : '; add an embedding model in Settings for meaning-based search too')
+        : 'No passage matches “' + query + '”' + (scopeSelect.value ? ' in this scope' : '') + '.';
+      render(hits, query);
+    }, function (err) { note.textContent = err.message; });
+  }
+
+  function marked(text, spans) {
+    var frag = document.createDocumentFragment();
+    var at = 0;
+    (spans || []).forEach(function (s) {
+      if (s[0] < at) return;
+      frag.appendChild(document.createTextNode(text.slice(at, s[0])));
+      frag.appendChild(h('mark', null, text.slice(s[0], s[1])));
+      at = s[1];
+    });
+    frag.appendChild(document.createTextNode(text.slice(at)));
+    return frag;
+  }
+
+  function fmt(x, digits) { return x == null ? '—' : Number(x).toFixed(digits); }
+
+  function render(hits, query) {
+    QuireUI.clear(results);
+    hits.forEach(function (hit) {
+      results.appendChild(h('li', { testid: 'search-hit', dataset: { chunk: hit.chunk_id } },
+        h('div', { class: 'hit-head' },
+          h('a', { href: '#search', testid: 'open-passage', onclick: function (e) { e.preventDefault(); openPassage(hit.chunk_id, query); } },
+            hit.source + (hit.location_label ? ' · ' + hit.location_label : '')),
+          h('span', { class: 'muted small' }, 'score ' + fmt(hit.score, 4))),
+        h('p', { class: 'hit-text' }, marked(hit.text, hit.highlights)),
+        h('dl', { class: 'inspector', testid: 'inspector' },
+          h('dt', null, 'BM25'), h('dd', { testid: 'bm25' }, hit.bm25_rank ? '#' + hit.bm25_rank + ' · ' + fmt(hit.bm25_score, 3) : 'not in top candidates'),
+          h('dt', null, 'Dense'), h('dd', { testid: 'dense' }, hit.dense_rank ? '#' + hit.dense_rank + ' · cosine ' + fmt(hit.dense_score, 3) : 'no embeddings'),
+          h('dt', null, 'Fused (RRF)'), h('dd', { testid: 'fused' }, fmt(hit.score, 5)))));
+    });
+  }
+
+  /* The passage in context: the whole page (slide, section) with the passage marked. */
+  function openPassage(chunkId, query) {
+    return q._call('passage', [chunkId, query || '']).then(function (p) {
+      var before = p.context.slice(0, p.span[0]);
+      var inside = p.context.slice(p.span[0], p.span[1]);
+      var after = p.context.slice(p.span[1]);
+      var body = h('div', { class: 'passage-context', testid: 'passage-context' },
+        before, h('mark', { class: 'passage', testid: 'passage-mark' }, inside), after);
+      var dialog = h('dialog', { class: 'passage-dialog', testid: 'passage-dialog' },
+        h('div', { class: 'view-head' }, h('h3', null, p.source.name + (p.location_label ? ' · ' + p.location_label : '')),
+          h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'passage-close', onclick: function () { dialog.close(); dialog.remove(); } }, 'Close')),
+        body);
+      document.body.appendChild(dialog);
+      dialog.showModal();
+      var m = body.querySelector('mark');
+      if (m && m.scrollIntoView) m.scrollIntoView({ block: 'center' });
+    }, function (err) { QuireUI.toast(err.message, 'error'); });
+  }
+
+  self.QuirePassage = { open: openPassage };
+  QuireUI.register('search', { init: init, show: function () { if (q.status().stage === 'ready') fillScopes(); input && input.focus(); } });
+})();
