@@ -20,18 +20,25 @@ def test_every_bucket_has_a_row_in_order():
     rows = inventory(STATS)
     assert [r["bucket"] for r in rows] == ["originals", "chunks", "vectors", "chats", "study_items", "progress",
                                            "settings", "prompt_overrides"]
-    assert all(r["what"] and r["holds"] and r["where"].startswith("quire.") and " / " in r["where"] for r in rows)
+    assert all(r["what"] and r["holds"] and r["where"].startswith("quire.library / ") for r in rows)
+
+
+def test_every_place_named_is_a_store_bucket():
+    from quire.store import BUCKETS as STORES
+
+    named = {s.strip() for row in BUCKETS.values() for s in row[1].split(" / ")[1].split(",")}
+    assert named <= set(STORES)
 
 
 @pytest.mark.parametrize("bucket, what, size, where", [
-    ("originals", "Original files", "2.4 MB", "quire.library / originals"),
-    ("chunks", "Text passages", "878.9 KB", "quire.library / chunks"),
+    ("originals", "Original files", "2.4 MB", "quire.library / originals, sources"),
+    ("chunks", "Text passages", "878.9 KB", "quire.library / chunks, index"),
     ("vectors", "Search vectors", "630.0 KB", "quire.library / vectors"),
-    ("chats", "Conversations", "39.1 KB", "quire.chats / messages"),
-    ("study_items", "Study material", "58.6 KB", "quire.study / items"),
-    ("progress", "Progress", "87.9 KB", "quire.progress / events"),
-    ("settings", "Settings", "512 B", "quire.main / kv"),
-    ("prompt_overrides", "Prompt overrides", "2.0 KB", "quire.main / prompts"),
+    ("chats", "Conversations", "39.1 KB", "quire.library / chats"),
+    ("study_items", "Study material", "58.6 KB", "quire.library / study"),
+    ("progress", "Progress", "87.9 KB", "quire.library / progress"),
+    ("settings", "Settings", "512 B", "quire.library / settings"),
+    ("prompt_overrides", "Prompt overrides", "2.0 KB", "quire.library / settings"),
 ])
 def test_rows(bucket, what, size, where):
     row = {r["bucket"]: r for r in inventory(STATS)}[bucket]

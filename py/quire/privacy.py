@@ -7,7 +7,7 @@ into the panel's rows.
 
 >>> rows = inventory({"originals": {"count": 3, "bytes": 2_500_000}})
 >>> rows[0]["what"], rows[0]["size"], rows[0]["where"]
-('Original files', '2.4 MB', 'quire.library / originals')
+('Original files', '2.4 MB', 'quire.library / originals, sources')
 >>> rows[-1]["size"]
 '0 B'
 """
@@ -16,16 +16,17 @@ from __future__ import annotations
 
 from typing import Mapping
 
-# bucket -> (what it is, IndexedDB database / store, what it holds in a few words)
+# panel row -> (what it is, IndexedDB database / object stores, what it holds in a few words).
+# The stores are ``quire.store.BUCKETS``; prompt overrides are keys in ``settings``.
 BUCKETS: dict[str, tuple[str, str, str]] = {
-    "originals": ("Original files", "quire.library / originals", "the documents you added, byte for byte"),
-    "chunks": ("Text passages", "quire.library / chunks", "the text cut from your documents for searching"),
+    "originals": ("Original files", "quire.library / originals, sources", "the documents you added, byte for byte"),
+    "chunks": ("Text passages", "quire.library / chunks, index", "the text cut from your documents, and its search index"),
     "vectors": ("Search vectors", "quire.library / vectors", "numbers that let Quire find passages by meaning"),
-    "chats": ("Conversations", "quire.chats / messages", "your questions and the answers you got"),
-    "study_items": ("Study material", "quire.study / items", "quizzes, flashcards, workshops and mind maps"),
-    "progress": ("Progress", "quire.progress / events", "what you studied and when, and your badges"),
-    "settings": ("Settings", "quire.main / kv", "your preferences and model server address"),
-    "prompt_overrides": ("Prompt overrides", "quire.main / prompts", "prompt templates you edited"),
+    "chats": ("Conversations", "quire.library / chats", "your questions and the answers you got"),
+    "study_items": ("Study material", "quire.library / study", "quizzes, flashcards, workshops and mind maps"),
+    "progress": ("Progress", "quire.library / progress", "what you studied and when, and your badges"),
+    "settings": ("Settings", "quire.library / settings", "your preferences and model server address"),
+    "prompt_overrides": ("Prompt overrides", "quire.library / settings", "prompt templates you edited"),
 }
 
 

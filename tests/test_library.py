@@ -1,0 +1,244 @@
+"""Library: staging, Train with change detection, atomic commits, bad input, removal, reopening."""
+
+import asyncio
+import io
+import zipfile
+
+import pytest
+
+from quire.app import Quire
+from quire.library import LibraryError, TrainCancelled
+from quire.store import MemoryStore, SQLiteStore, StoreFullError
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def open_quire(store=None):
+    return await Quire.open(store or MemoryStore())
+
+
+def md(title, body):
+    return f"# {title}\n{body}\n".encode()
+
+
+def test_counts_added_changed_skipped():
+    async def go():
+        q = await open_quire()
+        await q.stage("a.md", md("Alpha", "Photosynthesis turns light into sugar."))
+        await q.stage("b.md", md("Beta", "Mitochondria make ATP."))
+        first = await q.train()
+        assert (first["added"], first["changed"], first["skipped"]) == (2, 0, 0)
+        await q.stage("a.md", md("Alpha", "Photosynthesis turns light into sugar."))  # unchanged
+        await q.stage("b.md", md("Beta", "Ribosomes build proteins."))  # changed
+        await q.stage("c.md", md("Gamma", "Osmosis moves water."))  # new
+        second = await q.train()
+        assert (second["added"], second["changed"], second["skipped"]) == (1, 1, 1)
+        names = sorted(s["name"] for s in q.sources())
+        assert names == ["a.md", "b.md", "c.md"]
+        assert await q.search("mitochondria") == []  # the old content of b.md is gone
+        assert [h["source"] for h in await q.search("ribosomes")] == ["b.md"]
+    run(go())
+
+
+def test_staging_costs_nothing_until_train_and_remove_before_train():
+    async def go():
+        q = await open_quire()
+        rec = await q.stage("notes.md", md("N", "Enzymes lower activation energy."))
+        assert rec["status"] == "staged"
+        assert await q.search("enzymes") == []
+        await q.remove(rec["id"])
+        assert q.sources() == []
+        assert (await q.train())["added"] == 0
+    run(go())
+
+
+def test_same_file_staged_twice_is_one_entry():
+    async def go():
+        q = await open_quire()
+        a = await q.stage("x.md", md("X", "Same text."))
+        b = await q.stage("x.md", md("X", "Same text."))
+        assert b["note"] == "already staged" and a["id"] == b["id"]
+        assert len(q.sources()) == 1
+    run(go())
+
+
+def test_duplicate_names_with_different_content_are_both_kept():
+    async def go():
+        q = await open_quire()
+        await q.stage("report.md", md("One", "The first report covers glaciers."))
+        second = await q.stage("report.md", md("Two", "The second report covers deserts."))
+        assert second["name"] == "report (2).md" and "already called report.md" in second["warnings"][0]
+        counts = await q.train()
+        assert counts["added"] == 2
+        assert [h["source"] for h in await q.search("deserts")] == ["report (2).md"]
+    run(go())
+
+
+def zip_bomb() -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("word/document.xml", b"\0" * (600 * 2**20))
+    return buf.getvalue()
+
+
+BAD_INPUTS = [
+    ("locked.pdf", "pdfs/py-pdf-sample-files/libreoffice-writer-password.pdf", "password-protected"),
+    ("cut.pdf", None, "damaged"),
+    ("bomb.docx", "BOMB", "zip bomb"),
+    ("binary.txt", b"\x00\x01\x02\xff" * 500, "binary"),
+    ("empty.md", b"", "empty"),
+    ("slides.key", b"some keynote bytes", "unsupported type .key"),
+]
+
+
+def test_one_bad_file_in_ten_leaves_the_rest_trained(data_dir):
+    async def go():
+        q = await open_quire()
+        good = [(f"good{i}.md", md(f"Topic {i}", f"Fact number {i} is about volcano{i}.")) for i in range(9)]
+        for name, data in good:
+            await q.stage(name, data)
+        whole = (data_dir / "pdfs/acl-papers/N18-3011.pdf").read_bytes()
+        for name, source, expected in BAD_INPUTS:
+            if source == "BOMB":
+                data = zip_bomb()
+            elif source is None:
+                data = whole[: len(whole) // 3]
+            elif isinstance(source, bytes):
+                data = source
+            else:
+                data = (data_dir / source).read_bytes()
+            batch = MemoryStore()
+            one = await Quire.open(batch)
+            for n, d in good:
+                await one.stage(n, d)
+            rec = await one.stage(name, data)
+            counts = await one.train()
+            failed = [s for s in one.sources() if s["status"] == "failed"]
+            assert counts["added"] == 9, name
+            assert len(failed) == 1 and expected in failed[0]["error"].lower(), (name, failed[0]["error"] if failed else rec)
+            assert (await one.search("volcano4"))[0]["source"] == "good4.md"
+    run(go())
+
+
+def test_file_over_the_size_limit_is_refused_with_the_limit():
+    async def go():
+        q = await Quire.open(MemoryStore(), max_bytes=1000)
+        rec = await q.stage("big.md", b"# Big\n" + b"word " * 400)
+        assert rec["status"] == "failed" and "too large" in rec["error"] and "limit is" in rec["error"]
+    run(go())
+
+
+def test_a_refused_write_changes_nothing():
+    async def go():
+        store = MemoryStore()
+        q = await open_quire(store)
+        await q.stage("keep.md", md("Keep", "Granite is an igneous rock."))
+        await q.train()
+        before = await store.all("sources"), await store.get("index", "hybrid")
+        await q.stage("new.md", md("New", "Basalt cools quickly."))
+        store.fail_next_commit = StoreFullError("QuotaExceededError")
+        with pytest.raises(LibraryError, match="storage is full"):
+            await q.train()
+        assert await store.get("index", "hybrid") == before[1]
+        assert [s["status"] for s in q.sources()] == ["trained", "staged"]
+        assert await q.search("basalt") == []  # the in-memory index was restored too
+        assert [h["source"] for h in await q.search("granite")] == ["keep.md"]
+        assert (await q.train())["added"] == 1  # and the next Train succeeds
+    run(go())
+
+
+def test_cancelled_train_changes_nothing():
+    async def go():
+        store = MemoryStore()
+        q = await open_quire(store)
+        for i in range(3):
+            await q.stage(f"f{i}.md", md(f"F{i}", f"Lesson {i} about rivers."))
+        seen = []
+        with pytest.raises(TrainCancelled):
+            await q.train(progress=seen.append, cancelled=lambda: len(seen) >= 3)
+        assert all(s["status"] == "staged" for s in q.sources())
+        assert await store.get("index", "hybrid") is None and await store.all("chunks") == {}
+    run(go())
+
+
+def test_removing_a_trained_source_removes_its_passages():
+    async def go():
+        q = await open_quire()
+        a = await q.stage("a.md", md("A", "Quartz is hard."))
+        await q.stage("b.md", md("B", "Quartz is common in sand."))
+        await q.train()
+        await q.remove(a["id"])
+        assert [h["source"] for h in await q.search("quartz")] == ["b.md"]
+    run(go())
+
+
+def test_library_survives_a_restart_with_the_same_results(tmp_path, pdf_dir):
+    async def go():
+        path = tmp_path / "library.sqlite"
+        q = await Quire.open(SQLiteStore(path))
+        await q.stage("N18-3011.pdf", (pdf_dir / "acl-papers/N18-3011.pdf").read_bytes(), category="papers")
+        await q.stage("notes.md", md("Notes", "Semantic Scholar links papers and authors."))
+        await q.train()
+        first = await q.search("literature graph entity linking", k=5)
+        again = await Quire.open(SQLiteStore(path))
+        assert [s["name"] for s in again.sources()] == [s["name"] for s in q.sources()]
+        second = await again.search("literature graph entity linking", k=5)
+        assert [(h["chunk_id"], h["location"]) for h in second] == [(h["chunk_id"], h["location"]) for h in first]
+        assert first[0]["location"]["page"] >= 1
+        scoped = await again.search("papers authors", scope={"category": "papers"})
+        assert scoped and {h["source"] for h in scoped} == {"N18-3011.pdf"}
+    run(go())
+
+
+def test_category_change_moves_scope():
+    async def go():
+        q = await open_quire()
+        rec = await q.stage("x.md", md("X", "Tectonic plates drift."))
+        await q.train()
+        assert await q.search("plates", scope={"category": "geo"}) == []
+        await q.set_category(rec["id"], "geo")
+        assert [h["source"] for h in await q.search("plates", scope={"category": "geo"})] == ["x.md"]
+        assert q.categories() == ["geo"]
+    run(go())
+
+
+def test_passage_shows_the_whole_page_with_the_passage(pdf_dir):
+    async def go():
+        q = await open_quire()
+        await q.stage("N18-3011.pdf", (pdf_dir / "acl-papers/N18-3011.pdf").read_bytes())
+        await q.train()
+        hit = (await q.search("literature graph", k=1))[0]
+        p = await q.passage(hit["chunk_id"], "literature graph")
+        start, end = p["span"]
+        body = hit["text"][len(hit["text"]) - (end - start):]
+        assert p["context"][start:end] == body
+        assert len(p["context"]) > len(body)  # the page is longer than one passage
+        assert p["location_label"] == f"p. {hit['location']['page']}"
+        assert any(p["context"][a:b].lower().startswith("literatur") for a, b in p["highlights"])
+    run(go())
+
+
+def test_erase_all_forgets_everything():
+    async def go():
+        store = MemoryStore()
+        q = await open_quire(store)
+        await q.stage("a.md", md("A", "Lava flows."))
+        await q.train()
+        await q.erase_all()
+        assert q.sources() == [] and await q.search("lava") == []
+        assert all(v == {"count": 0, "bytes": 0} for v in (await store.usage()).values())
+    run(go())
+
+
+def test_pasted_text_becomes_markdown_sections():
+    async def go():
+        q = await open_quire()
+        rec = await q.stage_text("Lecture 3", "# Setup\n## Install\nRun the installer twice.")
+        assert rec["name"] == "Lecture 3.md"
+        await q.train()
+        hit = (await q.search("installer"))[0]
+        assert hit["location_label"] == "Setup › Install" and hit["text"].startswith("[Section: Setup > Install]")
+    run(go())
