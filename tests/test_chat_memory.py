@@ -145,3 +145,11 @@ def test_edit_question_rejects_non_questions(index, error):
 def test_edit_question_rejects_empty_text():
     with pytest.raises(ValueError, match="empty"):
         m.edit_question(session_with([("Q0", "A0")]), 0, "  ")
+
+
+def test_docstring_examples():
+    import doctest
+
+    from quire.chat import memory as module
+
+    assert doctest.testmod(module).failed == 0

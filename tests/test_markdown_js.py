@@ -103,6 +103,7 @@ CASES = [
      '<p>Text</p><pre data-open=""><code class="language-js">let a = 1;\nlet b</code></pre>'),
     ("bullet list", "- a\n- b", "<ul><li>a</li><li>b</li></ul>"),
     ("nested list", "- a\n  - a1\n  - a2\n- b", "<ul><li>a<ul><li>a1</li><li>a2</li></ul></li><li>b</li></ul>"),
+    ("a different list after a blank stays tight", "1. a\n2. b\n\n- c", "<ol><li>a</li><li>b</li></ol><ul><li>c</li></ul>"),
     ("ordered list with start", "3. c\n4. d", '<ol start="3"><li>c</li><li>d</li></ol>'),
     ("ordered with nested bullets", "1. one\n   - x\n2. two", "<ol><li>one<ul><li>x</li></ul></li><li>two</li></ol>"),
     ("loose list", "- a\n\n- b", "<ul><li><p>a</p></li><li><p>b</p></li></ul>"),
@@ -179,6 +180,15 @@ def test_streaming_prefixes_never_throw(md_page):
         for (let i = 0; i <= t.length; i++) { QuireMarkdown.render(t.slice(0, i), {citations: n => ({href: '#c'})}); n++; }
         return n; }""", text)
     assert count == len(text) + 1
+
+
+@pytest.mark.parametrize("text", ["[" * 5000, "*a " * 3000, "> " * 400 + "deep", "- " * 400 + "deep",
+                                  "a " + "`" * 3000, "![" * 2000, "|" * 3000 + "\n|---|", "**" * 3000 + "x"],
+                         ids=["brackets", "stars", "quotes", "lists", "ticks", "images", "pipes", "strongs"])
+def test_pathological_input_renders(md_page, text):
+    """Deep nesting falls back to text instead of overflowing the stack."""
+    dom = render(md_page, text)
+    assert dom["text"].replace("\n", "").strip()
 
 
 # --- hostile input -------------------------------------------------------------------

@@ -151,7 +151,8 @@
             for (; i < next; i++) body.push('');
             continue;
           }
-          if (next < lines.length && LIST_ITEM.test(lines[next]) && indentOf(lines[next]) === base) loose = true;
+          var sibling = next < lines.length && LIST_ITEM.exec(lines[next]);
+          if (sibling && sibling[1].length === base && (sibling[3] !== undefined) === ordered) loose = true;
           i = next;
           break;
         }
