@@ -20,6 +20,7 @@ import re
 from typing import Callable
 
 from quire.library import Library, LibraryError, TrainCancelled, location_label
+from quire.services.llm import LLMService
 from quire.store import BUCKETS
 
 Emit = Callable[[dict], None]
@@ -28,14 +29,21 @@ Emit = Callable[[dict], None]
 class Quire:
     """The engine: library, search, and (in later modules) chat, study and progress."""
 
-    def __init__(self, store, library: Library):
-        self.store, self.library = store, library
+    def __init__(self, store, library: Library, llm: LLMService):
+        self.store, self.library, self.llm = store, library, llm
 
     @classmethod
-    async def open(cls, store, **options) -> "Quire":
+    async def open(cls, store, *, transport=None, probe=None, origin=None, platform=None, **options) -> "Quire":
+        """``transport`` reaches the model server (``FetchTransport`` in the tab; on CPython
+        ``quire.llm.transport.BlockingAsyncTransport()``); None means no model server."""
         library = await Library.open(store, **options)
         await library.load_chunks()
-        return cls(store, library)
+        if transport is None:
+            from quire.llm.transport import BlockingAsyncTransport
+            transport = BlockingAsyncTransport()
+        llm = LLMService(store, transport, probe, origin, platform)
+        await llm.load()
+        return cls(store, library, llm)
 
     # -- library ------------------------------------------------------------
     async def stage(self, name: str, data: bytes, category: str | None = None, language: str | None = None) -> dict:

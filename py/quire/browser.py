@@ -1,8 +1,9 @@
-"""The worker's bridge: IndexedDB as a ``quire.store`` store, and calls from the page.
+"""The worker's bridge: IndexedDB as a ``quire.store`` store, fetch as the LLM transport,
+and the dispatcher for calls from the page.
 
-This is the only module that imports ``js`` / ``pyodide``; it is imported by the
-engine worker, never on CPython.  The page calls ``dispatch(method, args_json, id)``;
-results go back as JSON, progress as ``{"type": "event"}`` messages.
+This is the only module that imports ``js`` / ``pyodide``; the engine worker imports it,
+CPython never does.  The page calls ``dispatch(method, args_json, id, payload)``; the
+answer goes back as JSON, progress as ``{"type": "event"}`` messages.
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ from pyodide.ffi import JsException, to_js
 
 from quire.app import Quire
 from quire.library import LibraryError, TrainCancelled
+from quire.llm.events import LLMError
+from quire.services import Context
+from quire.services import library as library_service
+from quire.services import llm as llm_service
 from quire.store import BUCKETS, StoreFullError
 
 STORE_VERSION = 1  # bump when BUCKETS changes: the browser then creates the new object stores
+SERVICES = [library_service, llm_service]
 
 _engine: Quire | None = None
 _cancelled: set[int] = set()
@@ -65,6 +71,76 @@ class IDBStore:
         return (await js.QuireStore.library.usage()).to_py()
 
 
+class FetchResponse:
+    def __init__(self, resp):
+        self.resp, self.status, self._reader = resp, int(resp.status), None
+
+    async def text(self) -> str:
+        return str(await self.resp.text())
+
+    async def json(self):
+        text = await self.text()
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise LLMError(f"the server sent something that is not JSON: {text[:120]!r}", kind="protocol") from exc
+
+    async def iter_lines(self):
+        self._reader = self.resp.body.getReader()
+        decoder = js.TextDecoder.new()
+        stream = _to_js({"stream": True})
+        buf = ""
+        while True:
+            chunk = await self._reader.read()
+            if chunk.done:
+                break
+            buf += decoder.decode(chunk.value, stream)
+            *lines, buf = buf.split("\n")
+            for line in lines:
+                yield line
+        buf += decoder.decode()
+        if buf:
+            yield buf
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            try:
+                await self._reader.cancel()
+            except JsException:
+                pass
+
+
+class FetchTransport:
+    """``quire.llm.transport.AsyncTransport`` over the worker's ``fetch``."""
+
+    async def request(self, method, url, body=None, stream=False):
+        init = {"method": method, "credentials": "omit", "referrerPolicy": "no-referrer"}
+        if body is not None:
+            init |= {"body": json.dumps(body), "headers": {"Content-Type": "application/json"}}
+        try:
+            resp = await js.fetch(url, _to_js(init))
+        except JsException as exc:  # "Failed to fetch": refused, CORS, offline: diagnosis tells which
+            raise LLMError(f"could not reach {url}: {exc}", kind="connection") from None
+        return FetchResponse(resp)
+
+
+async def probe(url: str, mode: str) -> bool:
+    """Does anything answer at ``url`` when asked in this fetch ``mode``?"""
+    try:
+        await js.fetch(url, _to_js({"mode": mode, "credentials": "omit"}))
+        return True
+    except JsException:
+        return False
+
+
+def _platform() -> str | None:
+    agent = str(js.navigator.userAgent).lower()
+    for key, name in (("mac os", "mac"), ("windows", "windows"), ("linux", "linux")):
+        if key in agent:
+            return name
+    return None
+
+
 def emit(call_id: int, event: dict) -> None:
     js.postMessage(_to_js({"type": "event", "id": call_id, "event": json.dumps(event)}))
 
@@ -76,33 +152,20 @@ def cancel(call_id: int) -> None:
 async def start() -> dict:
     global _engine
     await js.QuireStore.openLibrary(_to_js(list(BUCKETS)), STORE_VERSION)
-    _engine = await Quire.open(IDBStore())
+    _engine = await Quire.open(IDBStore(), transport=FetchTransport(), probe=probe,
+                               origin=str(js.self.origin), platform=_platform())
     return {"sources": len(_engine.sources())}
 
 
-async def _train(call_id):
-    return await _engine.train(progress=lambda e: emit(call_id, e), cancelled=lambda: call_id in _cancelled)
+def _methods() -> dict:
+    table = {}
+    for service in SERVICES:
+        table.update(service.METHODS)
+    return table
 
 
-async def _stage(call_id, name, category=None, language=None, *, payload):
-    return await _engine.stage(name, payload, category=category, language=language)
-
-
-_METHODS = {
-    "stage": _stage,
-    "stageText": lambda cid, name, text, category=None: _engine.stage_text(name, text, category),
-    "reject": lambda cid, name, size, reason: _engine.reject(name, size, reason),
-    "train": _train,
-    "sources": lambda cid: _engine.sources(),
-    "categories": lambda cid: _engine.categories(),
-    "setCategory": lambda cid, source_id, category: _engine.set_category(source_id, category),
-    "remove": lambda cid, source_id: _engine.remove(source_id),
-    "eraseAll": lambda cid: _engine.erase_all(),
-    "chunks": lambda cid, source_id: _engine.chunks(source_id),
-    "search": lambda cid, query, k=7, scope=None: _engine.search(query, k=k, scope=scope),
-    "passage": lambda cid, chunk_id, query="": _engine.passage(chunk_id, query),
-    "usage": lambda cid: _engine.usage(),
-}
+_METHODS = _methods()
+_EXPECTED = (LibraryError, TrainCancelled, LLMError, ValueError)
 
 
 async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> str:
@@ -112,12 +175,13 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
         if fn is None:
             raise LibraryError(f"unknown method {method!r}; known: {', '.join(sorted(_METHODS))}")
         args = json.loads(args_json) if args_json else []
-        kwargs = {"payload": bytes(payload.to_py())} if payload is not None and payload is not js.undefined else {}
-        result = fn(call_id, *args, **kwargs)
+        data = bytes(payload.to_py()) if payload is not None and payload is not js.undefined else None
+        ctx = Context(emit=lambda e: emit(call_id, e), cancelled=lambda: call_id in _cancelled, payload=data)
+        result = fn(_engine, ctx, *args)
         if hasattr(result, "__await__"):
             result = await result
         return json.dumps({"ok": True, "value": result})
-    except (LibraryError, TrainCancelled) as exc:
+    except _EXPECTED as exc:
         return json.dumps({"ok": False, "error": str(exc), "kind": type(exc).__name__})
     except Exception as exc:  # a bug: say so, with the traceback for the console
         return json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}", "kind": "bug",

@@ -102,6 +102,34 @@
     });
   };
 
+  /* ---- the model server ---- */
+
+  /** llmStatus() -> {status: connected|not_running|cors_refused|model_missing, message, fix, version, models, settings} */
+  q.llmStatus = function (model) {
+    return q._call('llmStatus', model === undefined ? [] : [model]).then(function (s) {
+      document.dispatchEvent(new CustomEvent('quire:llm-status', { detail: s }));
+      return s;
+    });
+  };
+
+  /** saveSettings({url, kind, chat_model, embed_model, temperature, num_ctx}) -> status.
+   * The page may only reach the server chosen when it opened (Content-Security-Policy):
+   * a new address is remembered for csp.js and needs a reload. */
+  q.saveSettings = function (changes) {
+    return q._call('saveLlmSettings', [changes]).then(function (status) {
+      var origin = new URL(status.settings.url).origin;
+      localStorage.setItem('quire.llm.url', status.settings.url);
+      status.needsReload = (self.QUIRE_LLM_ORIGINS || []).indexOf(origin) < 0;
+      document.dispatchEvent(new CustomEvent('quire:llm-status', { detail: status }));
+      return status;
+    });
+  };
+
+  /** pullModel(name, {onProgress}) downloads a model into Ollama. */
+  q.pullModel = function (name, opts) {
+    return q._call('pullModel', [name], { onEvent: (opts || {}).onProgress });
+  };
+
   /** search(query, {k, scope}) -> ranked passages with bm25/dense/fused details */
   q.search = function (query, opts) {
     opts = opts || {};

@@ -9,9 +9,14 @@
     var configured = localStorage.getItem('quire.llm.url');
     if (configured) origins = [new URL(configured).origin];
   } catch (e) { /* storage blocked or a bad URL: keep the defaults */ }
+  var extra = '';
+  try {
+    // Adding sources by web address is off unless the person switched it on in Settings.
+    if (localStorage.getItem('quire.allowUrlFetch') === '1') extra = ' https:';
+  } catch (e) { /* keep it off */ }
   var meta = document.createElement('meta');
   meta.httpEquiv = 'Content-Security-Policy';
-  meta.content = "connect-src 'self' data: blob: " + origins.join(' ');
+  meta.content = "connect-src 'self' data: blob: " + origins.join(' ') + extra;
   document.head.appendChild(meta);
   self.QUIRE_LLM_ORIGINS = origins;
 })();

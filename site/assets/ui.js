@@ -30,6 +30,13 @@ var QuireUI = (function () {
 
   function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); return el; }
 
+  /** Replace el's children; null and false children are skipped (DOM append would print "null"). */
+  function fill(el) {
+    clear(el);
+    for (var i = 1; i < arguments.length; i++) append(el, arguments[i]);
+    return el;
+  }
+
   function bytes(n) {
     if (n == null) return '—';
     var units = ['B', 'KB', 'MB', 'GB'];
@@ -76,5 +83,5 @@ var QuireUI = (function () {
     show(location.hash.slice(1) || 'library');
   }
 
-  return { h: h, clear: clear, bytes: bytes, date: date, toast: toast, register: register, show: show, start: start };
+  return { h: h, clear: clear, fill: fill, bytes: bytes, date: date, toast: toast, register: register, show: show, start: start };
 })();

@@ -113,9 +113,11 @@ def scope_statement(scope: dict | None) -> str:
     if not scope:
         return "Answer only from the documents in the student's library."
     if scope.get("category"):
-        return f"Answer only from the documents in the category '{scope['category']}'."
+        return f"Answer only from the documents in the category '{' '.join(str(scope['category']).split())}'."
     if scope.get("sources"):
-        names = [s.get("name") or s.get("id", "") if isinstance(s, dict) else str(s) for s in scope["sources"]]
+        # one line each: a file name must not be able to break the template's "=== user ===" split
+        names = [" ".join(str(s.get("name") or s.get("id", "") if isinstance(s, dict) else s).split())
+                 for s in scope["sources"]]
         return f"Answer only from: {', '.join(names)}."
     raise ValueError(f"a chat scope is None, {{'category': ...}} or {{'sources': [...]}}, not {scope!r}")
 

@@ -152,7 +152,7 @@
     var bar = h('div', { class: 'progress', role: 'progressbar', 'aria-valuemin': '0', 'aria-valuemax': '100' }, h('div', { class: 'progress-fill' }));
     var label = h('p', { class: 'muted', testid: 'train-stage' }, 'Starting…');
     var files = h('ul', { class: 'train-files' });
-    QuireUI.clear(trainBox).append(h('div', { class: 'view-head' }, h('strong', null, 'Training'), h('span', { class: 'spacer' }),
+    QuireUI.fill(trainBox,h('div', { class: 'view-head' }, h('strong', null, 'Training'), h('span', { class: 'spacer' }),
       h('button', { type: 'button', testid: 'train-cancel', onclick: function () { controller.abort(); } }, 'Cancel')), bar, label, files);
     trainBox.hidden = false;
     trainBtn.hidden = true;

@@ -1,0 +1,28 @@
+"""The library and search methods, as the page (and kiosk scripts) call them."""
+
+from __future__ import annotations
+
+
+async def _train(engine, ctx):
+    return await engine.train(progress=ctx.emit, cancelled=ctx.cancelled)
+
+
+async def _stage(engine, ctx, name, category=None, language=None):
+    return await engine.stage(name, ctx.payload, category=category, language=language)
+
+
+METHODS = {
+    "stage": _stage,
+    "stageText": lambda engine, ctx, name, text, category=None: engine.stage_text(name, text, category),
+    "reject": lambda engine, ctx, name, size, reason: engine.reject(name, size, reason),
+    "train": _train,
+    "sources": lambda engine, ctx: engine.sources(),
+    "categories": lambda engine, ctx: engine.categories(),
+    "setCategory": lambda engine, ctx, source_id, category: engine.set_category(source_id, category),
+    "remove": lambda engine, ctx, source_id: engine.remove(source_id),
+    "eraseAll": lambda engine, ctx: engine.erase_all(),
+    "chunks": lambda engine, ctx, source_id: engine.chunks(source_id),
+    "search": lambda engine, ctx, query, k=7, scope=None: engine.search(query, k=k, scope=scope),
+    "passage": lambda engine, ctx, chunk_id, query="": engine.passage(chunk_id, query),
+    "usage": lambda engine, ctx: engine.usage(),
+}

@@ -1,0 +1,105 @@
+/* Settings: the model server (status with the exact fix, models, pulling), and library options. */
+(function () {
+  'use strict';
+  var h = QuireUI.h;
+  var q = self.quire;
+  var f = {};
+  var statusBox, pullBox, badge;
+
+  function field(label, control, hint) {
+    return h('label', { class: 'field' }, h('span', null, label), control, hint ? h('small', { class: 'muted' }, hint) : null);
+  }
+
+  function init(root) {
+    badge = document.querySelector('[data-testid="llm-badge"]');
+    f.kind = h('select', { testid: 'llm-kind' }, h('option', { value: 'ollama' }, 'Ollama'), h('option', { value: 'openai' }, 'OpenAI-compatible (llama.cpp server, LM Studio)'));
+    f.url = h('input', { type: 'url', testid: 'llm-url', placeholder: 'http://127.0.0.1:11434' });
+    f.chat = h('select', { testid: 'llm-chat-model' });
+    f.embed = h('select', { testid: 'llm-embed-model' });
+    f.temperature = h('input', { type: 'number', testid: 'llm-temperature', min: '0', max: '2', step: '0.1' });
+    f.ctx = h('input', { type: 'number', testid: 'llm-num-ctx', min: '1024', max: '262144', step: '1024' });
+    statusBox = h('div', { class: 'llm-status', testid: 'llm-status', 'aria-live': 'polite' });
+    pullBox = h('div', { class: 'pull', testid: 'pull-box', hidden: true });
+    var maxMb = h('input', { type: 'number', testid: 'max-file-mb', min: '1', max: '2000', value: localStorage.getItem('quire.maxFileMB') || '200',
+      onchange: function () { localStorage.setItem('quire.maxFileMB', String(Math.max(1, Number(maxMb.value) || 200))); } });
+    var allowUrl = h('input', { type: 'checkbox', testid: 'allow-url-fetch', checked: localStorage.getItem('quire.allowUrlFetch') === '1',
+      onchange: function () {
+        localStorage.setItem('quire.allowUrlFetch', allowUrl.checked ? '1' : '0');
+        QuireUI.toast('Takes effect after a reload: the privacy lock is set when the page opens.');
+      } });
+
+    root.append(
+      h('div', { class: 'view-head' }, h('h2', null, 'Settings')),
+      h('div', { class: 'card settings' },
+        h('h3', null, 'Model server'),
+        h('p', { class: 'muted' }, 'Optional. Without one, Quire still searches, answers with the best passages and builds study material. Nothing is sent anywhere but this server.'),
+        statusBox, pullBox,
+        h('form', { class: 'grid-form', onsubmit: function (e) { e.preventDefault(); save(); } },
+          field('Server', f.kind), field('Address', f.url, 'Ollama listens on http://127.0.0.1:11434 by default.'),
+          field('Chat model', f.chat), field('Embedding model', f.embed, 'Adds meaning-based search next to keyword search.'),
+          field('Temperature', f.temperature), field('Context size (tokens)', f.ctx),
+          h('div', { class: 'add-row' }, h('button', { type: 'submit', class: 'primary', testid: 'llm-save' }, 'Save'),
+            h('button', { type: 'button', testid: 'llm-retry', onclick: refresh }, 'Check connection')))),
+      h('div', { class: 'card settings' },
+        h('h3', null, 'Library'),
+        field('Largest file to add (MB)', maxMb),
+        h('label', { class: 'inline' }, allowUrl, ' Allow adding web pages by address (the page may then contact the sites you add)')));
+    document.addEventListener('quire:llm-status', function (e) { render(e.detail); });
+    document.addEventListener('quire:ready', function () { refresh(); });
+  }
+
+  function options(select, models, want, capability, current) {
+    QuireUI.clear(select).appendChild(h('option', { value: '' }, models.length ? '— none —' : '— no models found —'));
+    models.filter(function (m) { return !m.capabilities.length || m.capabilities.indexOf(capability) >= 0 || (capability === 'completion' && m.capabilities.indexOf('embedding') < 0); })
+      .forEach(function (m) { select.appendChild(h('option', { value: m.name }, m.name + (m.parameter_size ? ' (' + m.parameter_size + ')' : ''))); });
+    if (current && !models.some(function (m) { return m.name === current; })) select.appendChild(h('option', { value: current }, current + ' (not installed)'));
+    select.value = current || '';
+  }
+
+  var LABEL = { connected: 'connected', not_running: 'not running', cors_refused: 'refused by CORS', model_missing: 'model missing' };
+
+  function render(s) {
+    var st = s.settings;
+    f.kind.value = st.kind; f.url.value = st.url; f.temperature.value = st.temperature; f.ctx.value = st.num_ctx;
+    options(f.chat, s.models || [], st.chat_model, 'completion', st.chat_model);
+    options(f.embed, s.models || [], st.embed_model, 'embedding', st.embed_model);
+    badge.hidden = false;
+    badge.dataset.state = s.status;
+    badge.textContent = 'Model: ' + (s.status === 'connected' ? (st.chat_model || 'none chosen') : LABEL[s.status]);
+    QuireUI.fill(statusBox,
+      h('p', null, h('strong', { class: 'state-' + s.status, testid: 'llm-state', dataset: { state: s.status } },
+        s.status === 'connected' ? 'Connected' + (s.version ? ' (version ' + s.version + ')' : '') : LABEL[s.status]), ' — ', s.message),
+      s.fix ? h('p', { class: 'fix', testid: 'llm-fix' }, s.fix) : null,
+      s.status === 'model_missing' && st.kind === 'ollama' ? h('button', { type: 'button', testid: 'pull-model', onclick: function () { pull(st.chat_model); } }, 'Download ' + st.chat_model) : null,
+      s.needsReload ? h('p', { class: 'fix', testid: 'llm-reload' }, 'Saved. Reload the page to connect to the new address: the privacy lock only lets the page reach the server chosen when it opened. ',
+        h('button', { type: 'button', onclick: function () { location.reload(); } }, 'Reload now')) : null);
+  }
+
+  function refresh() {
+    return q.llmStatus().catch(function (e) { QuireUI.toast(e.message, 'error'); });
+  }
+
+  function save() {
+    q.saveSettings({ kind: f.kind.value, url: f.url.value.trim() || 'http://127.0.0.1:11434', chat_model: f.chat.value,
+      embed_model: f.embed.value, temperature: Number(f.temperature.value), num_ctx: Number(f.ctx.value) })
+      .then(function () { QuireUI.toast('Settings saved.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
+  }
+
+  function pull(model) {
+    var bar = h('div', { class: 'progress', role: 'progressbar', testid: 'pull-progress' }, h('div', { class: 'progress-fill' }));
+    var label = h('p', { class: 'muted' }, 'Starting download of ' + model + '…');
+    QuireUI.fill(pullBox, label, bar);
+    pullBox.hidden = false;
+    q.pullModel(model, { onProgress: function (p) {
+      var frac = p.total ? (p.completed || 0) / p.total : null;
+      if (frac != null) { bar.firstChild.style.width = Math.round(frac * 100) + '%'; bar.setAttribute('aria-valuenow', String(Math.round(frac * 100))); }
+      label.textContent = p.status + (frac != null ? ' — ' + Math.round(frac * 100) + '%' : '');
+    } }).then(function () {
+      label.textContent = model + ' is ready.';
+      bar.firstChild.style.width = '100%';
+      refresh();
+    }, function (e) { label.textContent = 'Download failed: ' + e.message; });
+  }
+
+  QuireUI.register('settings', { init: init, show: refresh });
+})();
