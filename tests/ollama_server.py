@@ -97,19 +97,23 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+_TASK_PREFIX = re.compile(r"^(task: [^|]*\| query: |title: [^|]*\| text: |search_(query|document): )")
+
+
 def embed_text(text: str, dims: int) -> list[float]:
     """Hashed bag of words (plus word bigrams), L2-normalised.
 
     Texts sharing words get a positive cosine; identical texts get 1.0.
-    md5 rather than hash() so vectors are the same in every process.
+    md5 rather than hash() so vectors are the same in every process.  The task
+    prefixes real embedding models expect are read, not embedded, as a model would.
     """
     vec = [0.0] * dims
-    words = tokens(text)
+    words = tokens(_TASK_PREFIX.sub("", text))
     feats = words + [a + " " + b for a, b in zip(words, words[1:])]
     for feat in feats:
         digest = hashlib.md5(feat.encode("utf-8")).digest()
         index = int.from_bytes(digest[:4], "little") % dims
-        vec[index] += 1.0 if digest[4] & 1 else -1.0
+        vec[index] += 1.0
     norm = math.sqrt(sum(v * v for v in vec))
     if norm == 0.0:
         vec[0], norm = 1.0, 1.0

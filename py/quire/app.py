@@ -20,6 +20,8 @@ import re
 from typing import Callable
 
 from quire.library import Library, LibraryError, TrainCancelled, location_label
+from quire.llm.events import LLMError
+from quire.services.embeddings import Embedder
 from quire.services.llm import LLMService
 from quire.store import BUCKETS
 
@@ -31,6 +33,7 @@ class Quire:
 
     def __init__(self, store, library: Library, llm: LLMService):
         self.store, self.library, self.llm = store, library, llm
+        self.embedder = Embedder(self)
 
     @classmethod
     async def open(cls, store, *, transport=None, probe=None, origin=None, platform=None, **options) -> "Quire":
@@ -60,8 +63,17 @@ class Quire:
         return await self.library.reject(name, size, reason)
 
     async def train(self, progress: Emit | None = None, cancelled: Callable[[], bool] | None = None) -> dict:
-        """Commit every staged source; returns ``{"added", "changed", "skipped", "failed", "files"}``."""
-        return await self.library.train(progress, cancelled)
+        """Commit every staged source; returns ``{"added", "changed", "skipped", "failed", "files"}``.
+
+        With an embedding model chosen, new passages are then embedded too (cached per chunk
+        hash); if the server is unreachable the Train still stands, keyword search only."""
+        counts = await self.library.train(progress, cancelled)
+        if self.llm.embed_model and (counts["added"] or counts["changed"] or self.embedder.status()["missing"]):
+            try:
+                counts["embeddings"] = await self.embedder.embed_missing(progress, cancelled)
+            except (LLMError, TrainCancelled) as exc:
+                counts["embeddings"] = {"skipped": str(exc)}
+        return counts
 
     def sources(self) -> list[dict]:
         return self.library.sources()
@@ -90,7 +102,7 @@ class Quire:
         if not query.strip():
             return []
         await self.library.load_chunks()
-        hits = self.library.search(query, k=k, scope=scope)
+        hits = self.library.search(query, k=k, scope=scope, query_vector=await self.embedder.query_vector(query))
         for hit in hits:
             language = self.library._sources.get(hit["source_id"], {}).get("language") or "en"
             hit["highlights"] = highlight_spans(hit["text"], query, self.library.index.tokenizer(language))

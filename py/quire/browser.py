@@ -18,12 +18,13 @@ from quire.app import Quire
 from quire.library import LibraryError, TrainCancelled
 from quire.llm.events import LLMError
 from quire.services import Context
+from quire.services import embeddings as embeddings_service
 from quire.services import library as library_service
 from quire.services import llm as llm_service
 from quire.store import BUCKETS, StoreFullError
 
 STORE_VERSION = 1  # bump when BUCKETS changes: the browser then creates the new object stores
-SERVICES = [library_service, llm_service]
+SERVICES = [library_service, llm_service, embeddings_service]
 
 _engine: Quire | None = None
 _cancelled: set[int] = set()

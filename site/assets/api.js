@@ -130,6 +130,17 @@
     return q._call('pullModel', [name], { onEvent: (opts || {}).onProgress });
   };
 
+  /** embeddingStatus() -> {model, index_model, total, missing, active} */
+  q.embeddingStatus = function () { return q._call('embeddingStatus'); };
+
+  /** embed({onProgress, signal}) embeds passages that have no vector from the chosen model. */
+  q.embed = function (opts) {
+    opts = opts || {};
+    var p = q._call('embed', [], { onEvent: opts.onProgress });
+    if (opts.signal) opts.signal.addEventListener('abort', function () { q._cancel(p.id); });
+    return p;
+  };
+
   /** search(query, {k, scope}) -> ranked passages with bm25/dense/fused details */
   q.search = function (query, opts) {
     opts = opts || {};

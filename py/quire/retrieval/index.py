@@ -47,6 +47,7 @@ class HybridIndex:
         self.min_cosine, self.candidates = min_cosine, candidates
         self.bm25 = BM25Index(k1=k1, b=b)
         self.dense = DenseIndex()
+        self.dense_model: str | None = None  # the embedding model the dense vectors came from
         self._chunk_ids: list[str] = []  # serial -> chunk id; retrievers store serials
         self._serial_of: dict[str, int] = {}
         self._source_of = np.empty(0, dtype=np.int32)  # serial -> source code
@@ -84,6 +85,30 @@ class HybridIndex:
         self._chunk_ids.extend(chunk_ids)
         self._serial_of.update(zip(chunk_ids, serials))
         self._source_of = np.concatenate((self._source_of, np.full(len(serials), code, dtype=np.int32)))
+
+    # -- dense vectors, added after the fact (embedding needs a model server) --
+    def add_vectors(self, chunk_ids, vectors, model: str) -> None:
+        """Attach embeddings from ``model`` to indexed chunks (replacing older ones).
+
+        Vectors of another model are dropped first: cosines across models mean nothing."""
+        if self.dense_model not in (None, model):
+            self.clear_vectors()
+        self.dense_model = model
+        serials = [self._serial_of[c] for c in chunk_ids]
+        self.dense.remove(serials)
+        self.dense.add(serials, vectors)
+
+    def clear_vectors(self) -> None:
+        self.dense, self.dense_model = DenseIndex(), None
+
+    def missing_vectors(self) -> list[str]:
+        """Live chunk ids without a vector."""
+        have = set(self.dense._row_of)
+        return [c for c, s in self._serial_of.items() if s not in have]
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self._serial_of)
 
     def set_category(self, source_id: str, category: str | None) -> None:
         """Re-file a source under another category (scopes follow at once)."""
@@ -147,7 +172,7 @@ class HybridIndex:
     def to_bytes(self) -> bytes:
         meta = {
             "format": _FORMAT, "chunk_ids": self._chunk_ids, "sources": self._sources,
-            "min_cosine": self.min_cosine, "candidates": self.candidates,
+            "min_cosine": self.min_cosine, "candidates": self.candidates, "dense_model": self.dense_model,
         }
         buf = io.BytesIO()
         np.savez(
@@ -169,6 +194,7 @@ class HybridIndex:
         self.bm25 = BM25Index.from_bytes(z["bm25"].tobytes())
         self.dense = DenseIndex.from_bytes(z["dense"].tobytes())
         self._chunk_ids, self._sources = meta["chunk_ids"], meta["sources"]
+        self.dense_model = meta.get("dense_model")
         self._source_of = z["source_of"]
         self._code_of = {s["id"]: c for c, s in enumerate(self._sources) if s["live"]}
         live = set(self._code_of.values())

@@ -4,7 +4,7 @@
   'use strict';
   var h = QuireUI.h;
   var q = self.quire;
-  var input, scopeSelect, results, note, inspectorToggle;
+  var input, scopeSelect, results, note, inspectorToggle, meaning;
 
   function init(root) {
     input = h('input', { type: 'search', testid: 'search-input', placeholder: 'Search your documents…', 'aria-label': 'Search query' });
@@ -12,13 +12,47 @@
     inspectorToggle = h('input', { type: 'checkbox', testid: 'inspector-toggle' });
     results = h('ol', { class: 'results', testid: 'search-results' });
     note = h('p', { class: 'muted', testid: 'search-note' });
+    meaning = h('div', { class: 'meaning', testid: 'embedding-status' });
     var form = h('form', { class: 'search-form', onsubmit: function (e) { e.preventDefault(); run(); } },
       input, scopeSelect, h('button', { type: 'submit', class: 'primary', testid: 'search-button' }, 'Search'));
-    root.append(h('div', { class: 'view-head' }, h('h2', null, 'Search')), form,
+    root.append(h('div', { class: 'view-head' }, h('h2', null, 'Search')), meaning, form,
       h('label', { class: 'inline muted' }, inspectorToggle, ' Show why each passage came up (inspector)'), note, results);
     inspectorToggle.addEventListener('change', function () { results.classList.toggle('inspect', inspectorToggle.checked); });
     document.addEventListener('quire:library-changed', fillScopes);
     document.addEventListener('quire:ready', fillScopes);
+    document.addEventListener('quire:library-changed', meaningStatus);
+    document.addEventListener('quire:llm-status', meaningStatus);
+  }
+
+  /* Keyword search always works; meaning-based search needs an embedding model. */
+  var embedding = null;
+  function meaningStatus() {
+    if (embedding) return;
+    q.embeddingStatus().then(function (st) {
+      if (!st.model) {
+        QuireUI.fill(meaning, h('span', { class: 'muted' }, 'Keyword search only. ', h('a', { href: '#settings' }, 'Choose an embedding model'), ' to also search by meaning.'));
+      } else if (!st.missing) {
+        QuireUI.fill(meaning, h('span', { class: 'ok' }, 'Searching by keywords and by meaning (' + st.model + ').'));
+      } else {
+        QuireUI.fill(meaning, h('span', null, st.missing + ' of ' + st.total + ' passages have no meaning vectors from ' + st.model + '. '),
+          h('button', { type: 'button', testid: 'embed-button', onclick: embedNow }, st.index_model && st.index_model !== st.model ? 'Re-embed with ' + st.model : 'Add meaning-based search'));
+      }
+    }, function () {});
+  }
+
+  function embedNow() {
+    var controller = new AbortController();
+    var bar = h('div', { class: 'progress', role: 'progressbar', testid: 'embed-progress' }, h('div', { class: 'progress-fill' }));
+    var label = h('span', { class: 'muted' }, 'Embedding…');
+    QuireUI.fill(meaning, label, bar, h('button', { type: 'button', testid: 'embed-cancel', onclick: function () { controller.abort(); } }, 'Cancel'));
+    embedding = q.embed({ signal: controller.signal, onProgress: function (e) {
+      var pct = e.total ? Math.round(100 * e.done / e.total) : 100;
+      bar.firstChild.style.width = pct + '%';
+      bar.setAttribute('aria-valuenow', String(pct));
+      label.textContent = 'Embedding with ' + e.model + ': ' + e.done + ' of ' + e.total + ' passages';
+    } }).then(function (r) { QuireUI.toast('Meaning-based search is ready: ' + r.embedded + ' passages embedded, ' + r.cached + ' from the cache.'); },
+      function (err) { QuireUI.toast(err.message, err.kind === 'TrainCancelled' ? 'info' : 'error'); })
+      .then(function () { embedding = null; meaningStatus(); });
   }
 
   /* Scope options: everything, each category, each trained source. */
@@ -113,5 +147,5 @@
   }
 
   self.QuirePassage = { open: openPassage };
-  QuireUI.register('search', { init: init, show: function () { if (q.status().stage === 'ready') fillScopes(); input && input.focus(); } });
+  QuireUI.register('search', { init: init, show: function () { if (q.status().stage === 'ready') { fillScopes(); meaningStatus(); } input && input.focus(); } });
 })();

@@ -1,0 +1,124 @@
+"""Meaning-based search: embed passages with the configured model, cached per (chunk hash, model).
+
+Vectors live twice on purpose: in the ``vectors`` bucket keyed by model and chunk hash
+(the cache that makes re-Train never re-embed unchanged text, even in a changed file),
+and inside the saved index (so reopening needs no recomputation).  Without a model
+server, search stays keyword-only and says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from quire.library import INDEX_KEY, LibraryError, TrainCancelled
+from quire.llm.events import LLMError
+from quire.retrieval.dense import cache_key, doc_text, query_text
+
+BATCH = 32  # texts per /api/embed call: big enough to amortise the request, small enough for progress
+
+
+class Embedder:
+    def __init__(self, engine):
+        self.engine = engine
+        self._query_cache: dict[tuple[str, str], np.ndarray] = {}
+
+    @property
+    def index(self):
+        return self.engine.library.index
+
+    def status(self) -> dict:
+        model = self.engine.llm.embed_model
+        index = self.index
+        total = index.n_chunks
+        same = bool(model) and index.dense_model == model
+        missing = len(index.missing_vectors()) if same else total
+        return {"model": model or None, "index_model": index.dense_model, "total": total, "missing": missing,
+                "active": same and missing < total}
+
+    async def _chunk_map(self) -> dict[str, dict]:
+        out = {}
+        for source in self.engine.library.sources():
+            if source["status"] == "trained":
+                for chunk in await self.engine.library.chunks_of(source["id"]):
+                    out[chunk["id"]] = chunk
+        return out
+
+    async def embed_missing(self, emit=None, cancelled=None) -> dict:
+        """Embed every passage that has no vector from the current model.
+
+        Progress goes to ``emit``; a cancel keeps what was embedded so far."""
+        emit = emit or (lambda e: None)
+        model = self.engine.llm.embed_model
+        if not model:
+            raise LibraryError("Choose an embedding model in Settings first.")
+        index = self.index
+        todo = index.missing_vectors() if index.dense_model == model else list(index._serial_of)
+        chunks = await self._chunk_map()
+        todo = [c for c in todo if c in chunks]
+        client = self.engine.llm.client()
+        store = self.engine.store
+        done = embedded = cached = 0
+        emit({"stage": "embed", "done": 0, "total": len(todo), "model": model})
+        stopped = False
+        try:
+            for start in range(0, len(todo), BATCH):
+                if cancelled and cancelled():
+                    stopped = True
+                    break
+                batch = todo[start:start + BATCH]
+                vectors: dict[str, np.ndarray] = {}
+                need = []
+                for chunk_id in batch:
+                    blob = await store.get("vectors", cache_key(chunks[chunk_id]["hash"], model))
+                    if blob is not None:
+                        vectors[chunk_id] = np.frombuffer(blob, dtype=np.float32)
+                        cached += 1
+                    else:
+                        need.append(chunk_id)
+                if need:
+                    got = await client.embed(model, [doc_text(model, chunks[c]["text"]) for c in need])
+                    puts = []
+                    for chunk_id, vec in zip(need, got):
+                        v = np.asarray(vec, dtype=np.float32)
+                        v /= max(float(np.linalg.norm(v)), 1e-12)
+                        vectors[chunk_id] = v
+                        puts.append(("vectors", cache_key(chunks[chunk_id]["hash"], model), v.tobytes()))
+                    await store.commit(puts)
+                    embedded += len(need)
+                ids = list(vectors)
+                index.add_vectors(ids, np.stack([vectors[c] for c in ids]), model)
+                done += len(batch)
+                emit({"stage": "embed", "done": done, "total": len(todo), "model": model})
+        finally:
+            if done:
+                await store.commit([("index", INDEX_KEY, index.to_bytes())])
+        result = {"model": model, "embedded": embedded, "cached": cached, "done": done, "total": len(todo)}
+        if stopped:
+            raise TrainCancelled(f"Embedding stopped after {done} of {len(todo)} passages; those are kept.")
+        return result
+
+    async def query_vector(self, query: str):
+        """The query's embedding when the index has vectors of the current model; else None."""
+        model = self.engine.llm.embed_model
+        if not model or self.index.dense_model != model or not self.index.dense.n_live:
+            return None
+        key = (model, query)
+        if key not in self._query_cache:
+            try:
+                vec = (await self.engine.llm.client().embed(model, [query_text(model, query)]))[0]
+            except LLMError:
+                return None  # the server went away: keyword search still answers
+            if len(self._query_cache) > 256:
+                self._query_cache.clear()
+            self._query_cache[key] = np.asarray(vec, dtype=np.float32)
+        return self._query_cache[key]
+
+
+async def _embed(engine, ctx):
+    return await engine.embedder.embed_missing(ctx.emit, ctx.cancelled)
+
+
+METHODS = {
+    "embeddingStatus": lambda engine, ctx: engine.embedder.status(),
+    "embed": _embed,
+}
