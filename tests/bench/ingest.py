@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Ingestion benchmark: pages per second for extraction + chunking, in Chromium and on CPython.
+
+The same code (quire.extract + quire.chunking) runs on both in the same run, on the
+two-column ACL papers and the 117-page German GeoTopo script.  Prints a table with the
+ratio and writes JSON (default tests/bench/results/ingest.json).  Target: the browser
+within 3x of CPython.
+
+    python tests/bench/ingest.py [--repeat 2] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "py"))
+sys.path.insert(0, str(ROOT / "tests"))
+DATA = Path(os.environ.get("QUIRE_DATA", ROOT.parent / "shared" / "data")) / "pdfs"
+FILES = ["acl-papers/N18-3011.pdf", "acl-papers/2020.acl-main.207.pdf", "py-pdf-sample-files/GeoTopo-komprimiert.pdf"]
+
+MEASURE = """
+import time
+from quire.extract import extract
+from quire.chunking import chunk_units
+
+def measure(name, data, repeat):
+    best = None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        ex = extract(name, data)
+        t1 = time.perf_counter()
+        chunks = chunk_units("bench", ex.units)
+        t2 = time.perf_counter()
+        run = {"pages": ex.meta.get("pages", len(ex.units)), "chunks": len(chunks), "extract_s": t1 - t0, "chunk_s": t2 - t1}
+        if best is None or run["extract_s"] + run["chunk_s"] < best["extract_s"] + best["chunk_s"]:
+            best = run
+    best["pages_per_s"] = best["pages"] / (best["extract_s"] + best["chunk_s"])
+    return best
+"""
+
+
+def on_cpython(repeat: int) -> dict:
+    scope: dict = {}
+    exec(MEASURE, scope)
+    return {f: scope["measure"](Path(f).name, (DATA / f).read_bytes(), repeat) for f in FILES}
+
+
+def in_browser(repeat: int) -> dict:
+    from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer
+    from playwright.sync_api import sync_playwright
+
+    dist = ROOT / "dist"
+    if not (dist / "index.html").exists():
+        subprocess.run([sys.executable, str(ROOT / "build.py")], check=True)
+    payload = {f: base64.b64encode((DATA / f).read_bytes()).decode() for f in FILES}
+    code = MEASURE + f"""
+import base64, json
+files = json.loads({json.dumps(json.dumps(payload))})
+json.dumps({{f: measure(f.rsplit("/", 1)[-1], base64.b64decode(b64), {repeat}) for f, b64 in files.items()}})
+"""
+    server = StaticServer(dist).start()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page()
+            page.set_default_timeout(600_000)
+            page.goto(server.url)
+            page.evaluate("async () => { await window.quire.ready; }")
+            result = json.loads(page.evaluate("(src) => window.quire.run(src)", code))
+            browser.close()
+    finally:
+        server.stop()
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=2, help="runs per file; the best is kept")
+    parser.add_argument("--out", type=Path, default=ROOT / "tests/bench/results/ingest.json")
+    args = parser.parse_args()
+    cpython = on_cpython(args.repeat)
+    browser = in_browser(args.repeat)
+    print(f"{'file':<28} {'pages':>5} {'chunks':>6} {'browser p/s':>12} {'CPython p/s':>12} {'ratio':>6}")
+    for f in FILES:
+        b, c = browser[f], cpython[f]
+        print(f"{Path(f).name:<28} {c['pages']:>5} {c['chunks']:>6} {b['pages_per_s']:>12.1f} {c['pages_per_s']:>12.1f} "
+              f"{c['pages_per_s'] / b['pages_per_s']:>5.1f}x")
+    print("target: the browser within 3x of CPython")
+    report = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "cpython": cpython, "browser": browser,
+              "python": platform.python_version(), "cpus": os.cpu_count()}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
