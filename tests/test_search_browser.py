@@ -1,0 +1,84 @@
+"""Search in real Chromium: hybrid results through the Ollama-speaking stub, the same results
+after a browser restart, one-click re-embedding, and keyword-only search with no server."""
+
+import pytest
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, wait_ready
+from ollama_server import OllamaStub
+
+pytestmark = pytest.mark.browser
+
+DOCS = [
+    {"name": "cells.md", "text": "# Cells\nThe powerhouse of the cell: mitochondria make ATP.\n\n# Membranes\nThe membrane decides what enters the cell."},
+    {"name": "rocks.md", "text": "# Rocks\nBasalt forms when lava cools quickly at the surface.\n\n# Granite\nGranite cools slowly underground."},
+    {"name": "ISO.md", "text": "# Standards\nISO-9001 audits check the quality system; error 404B means the page moved."},
+]
+QUERIES = ["the powerhouse of the cell: mitochondria make ATP", "ISO-9001", "404B", "granite cools slowly"]
+
+
+def launch(playwright_instance, profile, stub_url):
+    ctx = playwright_instance.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    ctx.add_init_script(f"localStorage.setItem('quire.llm.url', '{stub_url}')")
+    page = ctx.new_page()
+    page.set_default_timeout(120_000)
+    return ctx, page
+
+
+def ranked(page):
+    return [[(h["chunk_id"], h["dense_rank"] is not None) for h in page.evaluate("(q) => quire.search(q, {k: 5})", q)] for q in QUERIES]
+
+
+def test_hybrid_search_is_the_same_after_a_restart(playwright_instance, built_dist, serve, tmp_path):
+    server = serve(built_dist)
+    with OllamaStub() as stub:
+        ctx, page = launch(playwright_instance, tmp_path / "profile", stub.url)
+        page.goto(server.url)
+        wait_ready(page)
+        page.evaluate("(url) => quire.saveSettings({url, embed_model: 'embeddinggemma'})", stub.url)
+        page.evaluate("(docs) => quire.stage(docs)", DOCS)
+        counts = page.evaluate("quire.train()")
+        assert counts["added"] == 3 and counts["embeddings"]["embedded"] == counts["embeddings"]["total"] > 0
+        first = ranked(page)
+        assert first[0][0] == (first[0][0][0], True)  # meaning-based rank present for the top hit
+        assert page.evaluate("quire.search('ISO-9001')")[0]["source"] == "ISO.md"
+        assert page.evaluate("quire.search('404B')")[0]["source"] == "ISO.md"
+        # The inspector in the page shows both retrievers' ranks.
+        page.goto(server.url + "#search")
+        wait_ready(page)
+        page.get_by_test_id("embedding-status").get_by_text("by meaning").wait_for()
+        page.get_by_test_id("search-input").fill(QUERIES[0])
+        page.get_by_test_id("search-button").click()
+        page.get_by_test_id("inspector-toggle").check()
+        top = page.get_by_test_id("search-hit").first
+        assert top.get_by_test_id("dense").inner_text().startswith("#")
+        assert top.get_by_test_id("bm25").inner_text().startswith("#")
+        assert "meaning" in page.get_by_test_id("search-note").inner_text()
+        ctx.close()
+
+        embeds_before = sum(stub.embed_counts.values())
+        ctx, page = launch(playwright_instance, tmp_path / "profile", stub.url)
+        page.goto(server.url)
+        wait_ready(page)
+        assert ranked(page) == first
+        # Reopening recomputed nothing: only the 4 queries were embedded.
+        assert sum(stub.embed_counts.values()) - embeds_before == len(QUERIES)
+
+        # Switching the embedding model offers a one-click re-embed with progress.
+        page.evaluate("quire.saveSettings({embed_model: 'all-minilm'})")
+        page.goto(server.url + "#search")
+        wait_ready(page)
+        page.get_by_test_id("embed-button").click()
+        page.get_by_test_id("embedding-status").get_by_text("by meaning (all-minilm)").wait_for()
+        assert page.evaluate("quire.embeddingStatus()")["missing"] == 0
+        ctx.close()
+
+
+def test_without_a_model_server_search_is_keyword_only_and_says_so(context, built_dist, serve, page_log):
+    page = page_log.attach(context.new_page())
+    page.set_default_timeout(120_000)
+    page.goto(serve(built_dist).url + "#search")
+    wait_ready(page)
+    page.evaluate("(docs) => quire.stage(docs).then(() => quire.train())", DOCS)
+    hits = page.evaluate("quire.search('basalt lava')")
+    assert hits[0]["source"] == "rocks.md" and all(h["dense_rank"] is None for h in hits)
+    assert "Keyword search only" in page.get_by_test_id("embedding-status").inner_text()
