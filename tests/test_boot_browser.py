@@ -138,16 +138,18 @@ def test_csp_blocks_requests_outside_the_bundle(context, built_dist, serve, page
     wait_ready(page)
     outcome = page.evaluate("""async () => {
         const tries = {};
-        for (const url of ['http://example.com/x', 'http://127.0.0.1:9/x', 'http://localhost:11434/api/version']) {
+        for (const url of ['http://example.com/x', 'https://example.com/x', 'http://127.0.0.1:9/x', 'http://localhost:11434/api/version']) {
           try { await fetch(url); tries[url] = 'fetched'; } catch (e) { tries[url] = e.message; }
         }
         return tries;
     }""")
     # Refused by CSP (no request leaves) vs allowed-but-nobody-listening (the LLM port).
     assert outcome["http://example.com/x"] == "Failed to fetch"
+    assert outcome["https://example.com/x"] == "Failed to fetch"
     assert outcome["http://127.0.0.1:9/x"] == "Failed to fetch"
     violations = [line for line in page_log.errors if "Content Security Policy" in line]
     assert any("Connecting to 'http://example.com/x'" in v for v in violations)
+    assert any("Connecting to 'https://example.com/x'" in v for v in violations)
     assert any("Connecting to 'http://127.0.0.1:9/x'" in v for v in violations)
     assert not any("Connecting to 'http://localhost:11434" in v for v in violations)
 
@@ -169,6 +171,14 @@ def test_a_missing_asset_says_the_copy_is_incomplete(context, built_dist, tmp_pa
     text, rejected = error_shown(page)
     assert "Part of Quire is missing" in text and victim.name in text and "copy the whole dist/ folder" in text.lower()
     assert rejected and "missing" in rejected
+
+
+def test_the_page_refuses_to_run_without_its_privacy_lock(context, built_dist, tmp_path, page_log):
+    dist = copy_dist(built_dist, tmp_path / "dist")
+    (dist / "assets/csp.js").unlink()
+    page = open_page(context, (dist / "index.html").as_uri(), page_log)
+    text, rejected = error_shown(page)
+    assert "Part of Quire is missing" in text and "assets/csp.js" in text
 
 
 def test_a_damaged_asset_is_caught_by_its_checksum(context, built_dist, tmp_path, page_log):

@@ -242,3 +242,36 @@ def test_pasted_text_becomes_markdown_sections():
         hit = (await q.search("installer"))[0]
         assert hit["location_label"] == "Setup › Install" and hit["text"].startswith("[Section: Setup > Install]")
     run(go())
+
+
+def test_language_override_retokenizes_the_source():
+    async def go():
+        q = await open_quire()
+        rec = await q.stage("haus.md", md("Häuser", "Die Häuser stehen am Fluss, und die Kinder spielen dort mit den Hunden. "
+                                          "Wir wissen nicht, ob es morgen regnet, aber das ist auch nicht so wichtig."))
+        await q.train()
+        assert q.sources()[0]["language"] == "de"
+        assert [h["source"] for h in await q.search("Haus")] == ["haus.md"]  # German stemming
+        await q.set_language(rec["id"], "en")
+        assert q.sources()[0]["language"] == "en"
+        assert await q.search("Haus") == []  # English stems no longer fold Häuser -> haus
+        assert [h["source"] for h in await q.search("Häuser")] == ["haus.md"]
+    run(go())
+
+
+def test_turning_off_originals_frees_them_and_later_trains_keep_none():
+    async def go():
+        store = MemoryStore()
+        q = await open_quire(store)
+        await q.stage("a.md", md("A", "Kept original."))
+        await q.train()
+        assert await store.keys("originals") != []
+        result = await q.set_keep_originals(False)
+        assert result == {"keep_originals": False, "removed": 1} and await store.keys("originals") == []
+        await q.stage("b.md", md("B", "Not kept."))
+        assert len(await store.keys("originals")) == 1  # a staged file keeps its bytes until Train
+        await q.train()
+        assert await store.keys("originals") == []
+        again = await open_quire(store)  # the choice persists
+        assert again.library.keep_originals is False
+    run(go())

@@ -164,3 +164,51 @@ def test_closing_the_tab_mid_train_leaves_the_library_as_it_was(playwright_insta
     assert (counts["added"], counts["failed"]) == (2, 0)
     assert page.evaluate("quire.search('Homöomorphismus')")[0]["source"] == "GeoTopo.pdf"
     ctx.close()
+
+
+class _Site(__import__("http.server").server.BaseHTTPRequestHandler):
+    """A web page on loopback; /open allows cross-origin reads, /closed does not."""
+
+    def do_GET(self):
+        body = b"<html><body><nav>menu</nav><main><h1>Tides</h1><p>The moon pulls the oceans into tides.</p></main></body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        if self.path.startswith("/open"):
+            self.send_header("Access-Control-Allow-Origin", "*")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def website():
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_adding_a_web_address(context, built_dist, serve, website):
+    server = serve(built_dist)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(server.url)
+    wait_ready(page)
+    refused = page.evaluate("(u) => quire.stage(u).then(() => 'staged', e => e.message)", website + "/open/tides.html")
+    assert "switched off" in refused and "Ctrl+S" in refused
+    page.evaluate("localStorage.setItem('quire.allowUrlFetch', '1')")
+    page.reload()
+    wait_ready(page)
+    rec = page.evaluate("(u) => quire.stage(u)", website + "/open/tides.html")[0]
+    assert rec["name"] == "tides.html" and rec["status"] == "staged"
+    closed = page.evaluate("(u) => quire.stage(u).then(() => 'staged', e => e.message)", website + "/closed/page")
+    assert "does not let other pages read it" in closed and "drop the saved file" in closed
+    page.evaluate("quire.train()")
+    hit = page.evaluate("quire.search('moon tides')")[0]
+    assert hit["source"] == "tides.html" and "menu" not in hit["text"]

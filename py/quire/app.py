@@ -84,6 +84,13 @@ class Quire:
     async def set_category(self, source_id: str, category: str | None) -> dict:
         return await self.library.set_category(source_id, category)
 
+    async def set_language(self, source_id: str, language: str) -> dict:
+        """Override the detected language ("en", "de" or "other"); the source is re-tokenized."""
+        return await self.library.set_language(source_id, language)
+
+    async def set_keep_originals(self, keep: bool) -> dict:
+        return await self.library.set_keep_originals(keep)
+
     async def remove(self, source_id: str) -> dict:
         return await self.library.remove(source_id)
 

@@ -94,6 +94,8 @@ class Library:
     @classmethod
     async def open(cls, store, **options) -> "Library":
         """Load the source list and the saved index: no recomputation."""
+        saved = await store.get("settings", "library") or {}
+        options.setdefault("keep_originals", saved.get("keep_originals", True))
         sources = await store.all("sources")
         blob = await store.get("index", INDEX_KEY)
         index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
@@ -160,6 +162,37 @@ class Library:
                   "unit_label": None, "needs_ocr_pages": [], "warnings": [], "added": added, "trained": None}
         await self._commit([("sources", record["id"], record)])
         self._sources[record["id"]] = record
+        return record
+
+    async def set_keep_originals(self, keep: bool) -> dict:
+        """Keeping originals lets citations show the source later; turning it off frees their
+        space now (staged files keep theirs until Train, which needs them)."""
+        self.keep_originals = bool(keep)
+        deletes = []
+        if not keep:
+            deletes = [("originals", s["id"]) for s in self._sources.values() if s["status"] != "staged"]
+        await self._commit([("settings", "library", {"keep_originals": self.keep_originals})], deletes)
+        return {"keep_originals": self.keep_originals, "removed": len(deletes)}
+
+    async def set_language(self, source_id: str, language: str) -> dict:
+        """Override a source's detected language: its passages are re-tokenized at once."""
+        if language not in LANGUAGES:
+            raise LibraryError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}")
+        record = {**self.source(source_id), "language": language}
+        puts = [("sources", source_id, record)]
+        if record["status"] == "trained":
+            chunks = await self.chunks_of(source_id)
+            self.index.remove_source(source_id)
+            # Its vectors go too; the embedding cache restores them without calling the model.
+            self.index.add_chunks(source_id, [c["id"] for c in chunks], [c["text"] for c in chunks],
+                                  category=record["category"], language=language)
+            puts.append(("index", INDEX_KEY, self.index.to_bytes()))
+        try:
+            await self._commit(puts)
+        except Exception:
+            await self._reload_index()
+            raise
+        self._sources[source_id] = record
         return record
 
     async def set_category(self, source_id: str, category: str | None) -> dict:

@@ -87,6 +87,10 @@
   q.categories = function () { return q._call('categories'); };
   q.setCategory = function (id, category) { return q._call('setCategory', [id, category]); };
   q.chunks = function (id) { return q._call('chunks', [id]); };
+  /** setLanguage(id, 'en'|'de'|'other') overrides the detected language; the source is re-tokenized. */
+  q.setLanguage = function (id, language) { return q._call('setLanguage', [id, language]); };
+  q.librarySettings = function () { return q._call('librarySettings'); };
+  q.setKeepOriginals = function (keep) { return q._call('setKeepOriginals', [!!keep]); };
   q.remove = function (id) {
     return q._call('remove', [id]).then(function (r) { document.dispatchEvent(new CustomEvent('quire:library-changed')); return r; });
   };

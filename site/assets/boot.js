@@ -371,6 +371,8 @@
 
   $('[data-testid="mode-status"]').textContent = mode === 'file' ? 'Opened from disk' : 'Served over http';
   if (!B) { fail('no-bundle'); return; }
+  // Without csp.js the page would only have the broad first policy: refuse to run like that.
+  if (!self.QUIRE_LLM_ORIGINS) { fail('missing', 'assets/csp.js'); return; }
   $('[data-testid="build-status"]').textContent = 'Build ' + B.build;
   progress();
   if (typeof WebAssembly !== 'object' || typeof WebAssembly.instantiate !== 'function') { fail('no-wasm'); return; }

@@ -12,7 +12,7 @@
   var extra = '';
   try {
     // Adding sources by web address is off unless the person switched it on in Settings.
-    if (localStorage.getItem('quire.allowUrlFetch') === '1') extra = ' https:';
+    if (localStorage.getItem('quire.allowUrlFetch') === '1') extra = ' http: https:';
   } catch (e) { /* keep it off */ }
   var meta = document.createElement('meta');
   meta.httpEquiv = 'Content-Security-Policy';

@@ -97,6 +97,7 @@
     return Promise.all([q.sources(), q.categories()]).then(function (res) { render(res[0], res[1]); });
   }
 
+  var LANG = { en: 'English', de: 'German', other: 'Other' };
   var KIND = { pdf: 'PDF', docx: 'Word', pptx: 'PowerPoint', xlsx: 'Excel', csv: 'CSV', markdown: 'Markdown', html: 'HTML', epub: 'EPUB', text: 'Text' };
 
   function render(sources, categories) {
@@ -114,11 +115,15 @@
       return;
     }
     var table = h('table', { class: 'sources' },
-      h('thead', null, h('tr', null, ['Name', 'Type', 'Size', 'Parts', 'Passages', 'Category', 'Status', 'Added', ''].map(function (t) { return h('th', { scope: 'col' }, t); }))));
+      h('thead', null, h('tr', null, ['Name', 'Type', 'Size', 'Parts', 'Passages', 'Category', 'Language', 'Status', 'Added', ''].map(function (t) { return h('th', { scope: 'col' }, t); }))));
     var body = h('tbody');
     sources.forEach(function (s) {
       var cat = h('input', { type: 'text', value: s.category || '', list: 'quire-categories', 'aria-label': 'Category of ' + s.name, class: 'cat', disabled: s.status === 'failed',
         onchange: function () { q.setCategory(s.id, cat.value).then(refresh, function (e) { QuireUI.toast(e.message, 'error'); }); } });
+      var lang = h('select', { class: 'lang', testid: 'source-language', 'aria-label': 'Language of ' + s.name, disabled: s.status !== 'trained',
+        onchange: function () { q.setLanguage(s.id, lang.value).then(function () { QuireUI.toast(s.name + ' is now read as ' + LANG[lang.value] + '.'); refresh(); }, function (e) { QuireUI.toast(e.message, 'error'); }); } },
+        Object.keys(LANG).map(function (k) { return h('option', { value: k }, LANG[k]); }));
+      lang.value = s.language || 'other';
       var status = s.status === 'failed' ? h('span', { class: 'status failed', title: s.error }, 'failed: ' + s.error)
         : h('span', { class: 'status ' + s.status }, s.status + (s.needs_ocr_pages && s.needs_ocr_pages.length ? ' · ' + s.needs_ocr_pages.length + ' scanned page(s) need OCR' : ''));
       body.appendChild(h('tr', { testid: 'source-row', dataset: { id: s.id, status: s.status, name: s.name } },
@@ -128,6 +133,7 @@
         h('td', null, s.status === 'trained' ? s.units + ' ' + (s.unit_label || '') : '—'),
         h('td', { testid: 'source-chunks' }, s.status === 'trained' ? String(s.chunks) : '—'),
         h('td', null, cat),
+        h('td', null, lang),
         h('td', { testid: 'source-status' }, status),
         h('td', { class: 'muted' }, QuireUI.date(s.added)),
         h('td', null, h('button', { type: 'button', class: 'icon', testid: 'remove-source', 'aria-label': 'Remove ' + s.name, title: 'Remove',

@@ -28,6 +28,13 @@
         QuireUI.toast('Takes effect after a reload: the privacy lock is set when the page opens.');
       } });
 
+    var keep = h('input', { type: 'checkbox', testid: 'keep-originals', checked: true,
+      onchange: function () {
+        q.setKeepOriginals(keep.checked).then(function (r) {
+          QuireUI.toast(r.keep_originals ? 'Originals will be kept.' : 'Originals are no longer kept; ' + r.removed + ' removed to free space.');
+        }, function (e) { QuireUI.toast(e.message, 'error'); });
+      } });
+    document.addEventListener('quire:ready', function () { q.librarySettings().then(function (st) { keep.checked = st.keep_originals; }); });
     root.append(
       h('div', { class: 'view-head' }, h('h2', null, 'Settings')),
       h('div', { class: 'card settings' },
@@ -43,6 +50,7 @@
       h('div', { class: 'card settings' },
         h('h3', null, 'Library'),
         field('Largest file to add (MB)', maxMb),
+        h('label', { class: 'inline' }, keep, ' Keep original files in this browser (lets citations show the whole page later)'),
         h('label', { class: 'inline' }, allowUrl, ' Allow adding web pages by address (the page may then contact the sites you add)')));
     document.addEventListener('quire:llm-status', function (e) { render(e.detail); });
     document.addEventListener('quire:ready', function () { refresh(); });
