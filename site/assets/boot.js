@@ -135,10 +135,16 @@
   var nextId = 1;
   var sent = {};
 
+  var loading = {};
+  function fetchAsset(name) {
+    if (!loading[name]) loading[name] = loadAsset(name);
+    return loading[name];
+  }
+
   function send(name) {
     if (sent[name]) return;
     sent[name] = true;
-    loadAsset(name).then(function (asset) {
+    fetchAsset(name).then(function (asset) {
       if (B.assets[name].group !== 'lazy') bytes.done += B.assets[name].size;
       worker.postMessage({ type: 'asset', name: name, gz: asset.gz, b64: asset.b64 });
       progress();
@@ -209,7 +215,9 @@
   function startEngine() {
     setStage('download');
     Object.keys(B.assets).forEach(function (n) { if (B.assets[n].group === 'boot') bytes.total += B.assets[n].size; });
-    loadAsset('engine.js').then(decode).then(function (blob) {
+    // Start every boot download now, while the engine script is still arriving.
+    Object.keys(B.assets).forEach(function (n) { if (B.assets[n].group === 'boot') fetchAsset(n).catch(function () {}); });
+    fetchAsset('engine.js').then(decode).then(function (blob) {
       var url = URL.createObjectURL(blob);
       try {
         worker = new Worker(url, { name: 'quire-engine' });
@@ -221,7 +229,7 @@
       worker.onerror = function (e) { fail('worker', e.message || 'the worker script failed to run'); };
       worker.postMessage({ type: 'init', config: {
         base: B.base, assets: B.assets, bootPackages: B.bootPackages, lazyPackages: B.lazyPackages, wheels: B.wheels } });
-      // Start every boot download now rather than when Pyodide first asks for it.
+      // Hand over every boot asset as it arrives rather than when Pyodide first asks for it.
       Object.keys(B.assets).forEach(function (n) { if (B.assets[n].group === 'boot') send(n); });
     }, function (err) { fail(err.kind || 'missing', err.arg || 'engine.js'); });
   }

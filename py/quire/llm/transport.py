@@ -28,9 +28,6 @@ the clients' module-level functions, so nothing else needs porting.
 from __future__ import annotations
 
 import json
-import socket
-import urllib.error
-import urllib.request
 from typing import AsyncIterator, Iterator, Protocol
 
 from .events import LLMError
@@ -106,11 +103,17 @@ class UrllibTransport:
     """
 
     def __init__(self, headers: dict | None = None, timeout: float = DEFAULT_TIMEOUT):
+        import urllib.request  # here, not at the top: the browser never loads urllib (slow to import there)
+
         self.headers = dict(headers or {})
         self.timeout = timeout
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     def request(self, method: str, url: str, body: dict | None = None, stream: bool = False) -> UrllibResponse:
+        import socket
+        import urllib.error
+        import urllib.request
+
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = dict(self.headers)
         if data is not None:
