@@ -18,13 +18,16 @@ from quire.app import Quire
 from quire.library import LibraryError, TrainCancelled
 from quire.llm.events import LLMError
 from quire.services import Context
+from quire.services import chat as chat_service
 from quire.services import embeddings as embeddings_service
 from quire.services import library as library_service
 from quire.services import llm as llm_service
+from quire.services import study as study_service
+from quire.services import progress as progress_service
 from quire.store import BUCKETS, StoreFullError
 
 STORE_VERSION = 1  # bump when BUCKETS changes: the browser then creates the new object stores
-SERVICES = [library_service, llm_service, embeddings_service]
+SERVICES = [library_service, llm_service, embeddings_service, chat_service, progress_service, study_service]
 
 _engine: Quire | None = None
 _cancelled: set[int] = set()
@@ -111,10 +114,17 @@ class FetchResponse:
                 pass
 
 
+def _note_request(method: str, url: str) -> None:
+    """Tell the page about a request the engine makes (the privacy view's network log);
+    the page cannot see a worker's resource timings itself."""
+    js.postMessage(_to_js({"type": "net", "method": method, "url": url}))
+
+
 class FetchTransport:
     """``quire.llm.transport.AsyncTransport`` over the worker's ``fetch``."""
 
     async def request(self, method, url, body=None, stream=False):
+        _note_request(method, url)
         init = {"method": method, "credentials": "omit", "referrerPolicy": "no-referrer"}
         if body is not None:
             init |= {"body": json.dumps(body), "headers": {"Content-Type": "application/json"}}
@@ -127,6 +137,7 @@ class FetchTransport:
 
 async def probe(url: str, mode: str) -> bool:
     """Does anything answer at ``url`` when asked in this fetch ``mode``?"""
+    _note_request("GET", url)
     try:
         await js.fetch(url, _to_js({"mode": mode, "credentials": "omit"}))
         return True

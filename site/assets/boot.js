@@ -207,6 +207,7 @@
         if (msg.level === 'error') console.warn('Quire engine:', msg.text); else console.debug('Quire engine:', msg.text);
         break;
       case 'mark': state.marks[msg.name] = msg.t; break;
+      case 'net': document.dispatchEvent(new CustomEvent('quire:engine-request', { detail: { method: msg.method, url: msg.url } })); break;
       case 'alive': break;
       default: console.warn('Quire: unknown message from the engine', msg);
     }

@@ -16,14 +16,14 @@ import base64
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "py"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from in_browser import run_json  # noqa: E402
 DATA = Path(os.environ.get("QUIRE_DATA", ROOT.parent / "shared" / "data")) / "pdfs"
 FILES = ["acl-papers/N18-3011.pdf", "acl-papers/2020.acl-main.207.pdf", "py-pdf-sample-files/GeoTopo-komprimiert.pdf"]
 
@@ -55,31 +55,12 @@ def on_cpython(repeat: int) -> dict:
 
 
 def in_browser(repeat: int) -> dict:
-    from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer
-    from playwright.sync_api import sync_playwright
-
-    dist = ROOT / "dist"
-    if not (dist / "index.html").exists():
-        subprocess.run([sys.executable, str(ROOT / "build.py")], check=True)
     payload = {f: base64.b64encode((DATA / f).read_bytes()).decode() for f in FILES}
-    code = MEASURE + f"""
+    return run_json(MEASURE + f"""
 import base64, json
 files = json.loads({json.dumps(json.dumps(payload))})
 json.dumps({{f: measure(f.rsplit("/", 1)[-1], base64.b64decode(b64), {repeat}) for f, b64 in files.items()}})
-"""
-    server = StaticServer(dist).start()
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            page.set_default_timeout(600_000)
-            page.goto(server.url)
-            page.evaluate("async () => { await window.quire.ready; }")
-            result = json.loads(page.evaluate("(src) => window.quire.run(src)", code))
-            browser.close()
-    finally:
-        server.stop()
-    return result
+""")
 
 
 def main() -> int:

@@ -110,32 +110,13 @@ json.dumps(out)
 def in_browser(corpus, queries, qrels, scale: int) -> dict:
     """The same measurements inside the built bundle (Pyodide in a worker) in Chromium."""
     import base64
-    import subprocess
 
-    sys.path.insert(0, str(ROOT / "tests"))
-    from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer
-    from playwright.sync_api import sync_playwright
+    from in_browser import run_json
 
-    dist = ROOT / "dist"
-    if not (dist / "index.html").exists():
-        subprocess.run([sys.executable, str(ROOT / "build.py")], check=True)
-    code = BROWSER_RUN.format(
+    return run_json(BROWSER_RUN.format(
         core=base64.b64encode((Path(__file__).parent / "retrieval_core.py").read_bytes()).decode(),
         data=base64.b64encode(json.dumps([corpus, queries, qrels]).encode()).decode(),
-        k1=K1, b=B, scale=scale)
-    server = StaticServer(dist).start()
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            page.set_default_timeout(900_000)
-            page.goto(server.url)
-            page.evaluate("async () => { await window.quire.ready; }")
-            result = json.loads(page.evaluate("(src) => window.quire.run(src)", code))
-            browser.close()
-    finally:
-        server.stop()
-    return result
+        k1=K1, b=B, scale=scale))
 
 
 def main() -> None:

@@ -1,0 +1,463 @@
+"""Progress, achievements, the privacy inventory and the vault, as engine methods.
+
+Nobody starts a session: chat messages, quiz answers, card reviews and lesson
+opens arrive as events (through ``record`` or the other services'
+``ON_STUDY_ACTION`` hooks) and are stored one key each in the ``progress``
+bucket (``ev:<ms>:<random>``, so two machines' logs merge without clashes).
+After each recorded action the badge evaluator runs; newly earned badges are
+stored as ``badge:<code>`` and returned so the page can show a small toast.
+
+Recording never breaks what it records: every failure (bad event, full disk)
+is logged and answered with ``{"recorded": False, "error": ...}``.
+
+The vault import validates the whole file first (``quire.vault``), builds
+every write in memory and applies it with ONE ``store.commit``: a corrupt file
+or a full disk leaves the stores exactly as they were.
+
+>>> import asyncio
+>>> from quire.app import Quire
+>>> from quire.services import Context
+>>> from quire.store import MemoryStore
+>>> async def demo():
+...     q = await Quire.open(MemoryStore())
+...     r = await METHODS["recordProgress"](q, Context(), {"kind": "chat", "t": 0})
+...     d = await METHODS["progress"](q, Context(), 0, 60_000)
+...     return r["recorded"], [b["code"] for b in r["awarded"]], d["today"]["questions"]
+>>> asyncio.run(demo())
+(True, ['first_question'], 1)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from quire import privacy, vault
+from quire.library import INDEX_KEY, Library, LibraryError
+from quire.progress import badges as badge_defs
+from quire.progress import dashboard, sessions
+from quire.progress.events import check_event
+from quire.retrieval.index import HybridIndex
+from quire.store import BUCKETS, StoreFullError
+
+log = logging.getLogger("quire.progress")
+
+BADGES_FILE: Path = badge_defs.DEFINITIONS  # tests point this at a copy with a 26th badge
+EVENT_PREFIX, BADGE_PREFIX, TZ_KEY = "ev:", "badge:", "tz"
+PAGE_SETTINGS = "page.localStorage"  # the page's own settings, carried in the vault but never stored here
+KEEP = ("t", "kind", "scoped", "sources", "correct", "rating", "score", "total", "item")  # event fields kept
+SYNONYMS = {"chat_message": "chat", "message": "chat", "question": "chat", "answer": "quiz_answer",
+            "review": "card_review", "lesson": "lesson_open"}
+RECENT_SESSIONS = 12  # sessions the dashboard lists, newest first
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, (bytes, bytearray, memoryview)) else len(json.dumps(value))
+
+
+def _mb(n: int) -> str:
+    return privacy.human_size(n)
+
+
+# ---------------------------------------------------------------- study data
+def study_data(values: dict[str, Any]) -> tuple[list[dict], dict[str, dict]]:
+    """``(sets, card schedules)`` from the ``study`` bucket, whatever shape the study
+    service keeps: sets are dicts with an ``items`` list (or lists of them); a card's FSRS
+    schedule is a dict with ``due``, found on its item (``schedule``/``fsrs``/``card``),
+    in a ``{"cards"|"schedules": {id: schedule}}`` map, or as ``card:<id>`` keys.
+
+    >>> study_data({"s1": {"kind": "flashcards", "items": [{"id": "a", "schedule": {"due": 5}}]}})
+    ([{'kind': 'flashcards', 'items': [{'id': 'a', 'schedule': {'due': 5}}]}], {'a': {'due': 5}})
+    """
+    sets: list[dict] = []
+    cards: dict[str, dict] = {}
+    for key, value in values.items():
+        for v in value if isinstance(value, list) else [value]:
+            if not isinstance(v, dict):
+                continue
+            if isinstance(v.get("items"), list):
+                sets.append(v)
+                for item in v["items"]:
+                    for field in ("schedule", "fsrs", "card"):
+                        s = item.get(field) if isinstance(item, dict) else None
+                        if isinstance(s, dict) and "due" in s:
+                            cards[str(item.get("id"))] = s
+            for field in ("cards", "schedules"):
+                if isinstance(v.get(field), dict):
+                    cards.update({str(k): s for k, s in v[field].items() if isinstance(s, dict) and "due" in s})
+            if key.split(":", 1)[0] in ("card", "fsrs", "schedule") and "due" in v:
+                cards[key.split(":", 1)[1]] = v
+    return sets, cards
+
+
+def ladders(defs: list[dict]) -> dict[str, tuple[str, int]]:
+    """badge code -> (code of its ladder's first badge, step from 0).
+
+    >>> ladders([{"code": "a", "next": "b"}, {"code": "b"}, {"code": "c"}])
+    {'a': ('a', 0), 'b': ('a', 1), 'c': ('c', 0)}
+    """
+    by_code = {d["code"]: d for d in defs}
+    has_prev = {d.get("next") for d in defs}
+    out = {}
+    for d in defs:
+        if d["code"] in has_prev:
+            continue
+        code, step = d["code"], 0
+        while code in by_code and code not in out:
+            out[code] = (d["code"], step)
+            code, step = by_code[code].get("next"), step + 1
+    for d in defs:  # a cycle nobody starts: each badge its own ladder
+        out.setdefault(d["code"], (d["code"], 0))
+    return out
+
+
+def normalise(event: dict, t: int, tz_default=None) -> dict:
+    """An action payload from another service, cut down to a checked event.
+
+    >>> normalise({"kind": "chat_message", "text": "long...", "sources": [{"id": "a"}], "scoped": 1}, 5)
+    {'t': 5, 'kind': 'chat', 'scoped': True, 'sources': ['a']}
+    """
+    e = {"t": event.get("t", t), **{k: event[k] for k in KEEP if k in event and k != "t"}}
+    e["kind"] = SYNONYMS.get(e.get("kind"), e.get("kind"))
+    e["sources"] = [s.get("id") or s.get("source_id") or s.get("name") if isinstance(s, dict) else str(s)
+                    for s in (event.get("sources") or [])]
+    e["sources"] = [s for s in e["sources"] if isinstance(s, str)]
+    return check_event(e)
+
+
+# ------------------------------------------------------------------- service
+class ProgressService:
+    """Per engine: the event log, badges, privacy rows and the vault."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self._pending: set[asyncio.Task] = set()
+        self._unseen: list[dict] = []  # awards from hooked actions, until the page asks
+        self._defs_cache: tuple[tuple, list[dict]] | None = None
+        self._checking = asyncio.Lock()  # two checks at once would award the same badge twice
+
+    @property
+    def store(self):
+        return self.engine.store
+
+    # -- badges ---------------------------------------------------------
+    def definitions(self) -> list[dict]:
+        path = Path(BADGES_FILE)
+        stamp = (str(path), path.stat().st_mtime_ns)
+        if self._defs_cache is None or self._defs_cache[0] != stamp:
+            self._defs_cache = (stamp, badge_defs.load_definitions(path))
+        return self._defs_cache[1]
+
+    async def data(self, tz=None) -> dict:
+        """What the metrics read: events, trained sources with chunk ids, study sets, card schedules."""
+        stored = await self.store.all("progress")
+        events = [v for k, v in stored.items() if k.startswith(EVENT_PREFIX)]
+        awards = {k[len(BADGE_PREFIX):]: v for k, v in stored.items() if k.startswith(BADGE_PREFIX)}
+        library = self.engine.library
+        sources = []
+        for s in library.sources():
+            if s["status"] == "trained":
+                chunks = await library.chunks_of(s["id"])
+                sources.append({**s, "chunk_ids": [c["id"] for c in chunks]})
+        sets, cards = study_data(await self.store.all("study"))
+        return {"events": events, "sources": sources, "sets": sets, "cards": cards, "awards": awards,
+                "tz": stored.get(TZ_KEY, 0) if tz is None else tz}
+
+    async def check(self, now=None, data=None) -> list[dict]:
+        """Evaluate every badge; store and return the newly earned ones (with name and icon)."""
+        async with self._checking:
+            data = data or await self.data()
+            defs = self.definitions()
+            new = badge_defs.evaluate(defs, data, data["awards"], now if now is not None else now_ms())
+            if new:
+                await self.store.commit([("progress", BADGE_PREFIX + b["code"], b) for b in new])
+        by_code = {d["code"]: d for d in defs}
+        return [{**by_code[b["code"]], **b} for b in new]
+
+    # -- events ---------------------------------------------------------
+    async def record(self, event: dict, tz=None) -> dict:
+        """Store one action and evaluate badges; never raises."""
+        try:
+            e = normalise(event, now_ms())
+            puts = [("progress", f"{EVENT_PREFIX}{e['t']:013d}:{secrets.token_hex(4)}", e)]
+            if tz is not None:
+                puts.append(("progress", TZ_KEY, tz))
+            await self.store.commit(puts)
+        except StoreFullError:
+            log.warning("progress not recorded: storage is full")
+            return {"recorded": False, "awarded": [], "error": "Storage is full, so this action was not added to "
+                    "your progress (the action itself worked). Free space in Privacy or Library."}
+        except Exception as exc:
+            log.warning("progress not recorded: %s", exc)
+            return {"recorded": False, "awarded": [], "error": str(exc)}
+        try:
+            awarded = await self.check(now=max(e["t"], now_ms()))
+        except Exception as exc:  # a badge problem must not look like a failed action either
+            log.warning("badges not evaluated: %s", exc)
+            awarded = []
+        return {"recorded": True, "awarded": awarded, "event": e}
+
+    def hooked(self, event: dict):
+        """A study action from another service: record it in the background."""
+        async def run():
+            result = await self.record(event)
+            self._unseen += result["awarded"]
+        try:
+            task = asyncio.get_running_loop().create_task(run())
+        except RuntimeError:
+            log.warning("progress not recorded: no event loop for %s", event.get("kind"))
+            return None
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return task
+
+    async def flush(self) -> None:
+        if self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    async def news(self) -> list[dict]:
+        """Awards not yet shown: from hooked actions, and any now earned (after Train, say)."""
+        await self.flush()
+        fresh = await self.check()
+        out, self._unseen = self._unseen + fresh, []
+        return out
+
+    # -- dashboard ------------------------------------------------------
+    async def progress(self, tz=None, now=None) -> dict:
+        await self.flush()
+        now = now if now is not None else now_ms()
+        if tz is not None and tz != await self.store.get("progress", TZ_KEY):
+            try:
+                await self.store.commit([("progress", TZ_KEY, tz)])
+            except StoreFullError:
+                pass  # only a remembered preference
+        data = await self.data(tz)
+        tz = data["tz"]
+        board = dashboard.dashboard(data, now, tz)
+        names = {s["id"]: s["name"] for s in data["sources"]}
+        board["coverage"] = sorted(({"source_id": sid, "name": names.get(sid, sid), **c}
+                                    for sid, c in board["coverage"].items()), key=lambda c: c["name"].lower())
+        board["sessions"] = sessions.infer(data["events"])[-RECENT_SESSIONS:][::-1]
+        board["total_minutes"] = round(sum(s["duration_ms"] for s in sessions.infer(data["events"])) / 60_000, 1)
+        board["events"] = len(data["events"])
+        defs = self.definitions()
+        rungs = ladders(defs)
+        items = badge_defs.progress(defs, data, data["awards"], now)
+        for b in items:
+            b["ladder"], b["step"] = rungs[b["code"]]
+            b["awarded"] = (data["awards"].get(b["code"]) or {}).get("awarded")
+        locked = [b for b in items if not b["earned"]]
+        board["badges"] = {"all": items, "earned": [b for b in items if b["earned"]],
+                           "next": sorted(locked, key=lambda b: -b["fraction"])[:3], "total": len(items)}
+        board["tz"], board["now"] = tz, now
+        return board
+
+    # -- privacy --------------------------------------------------------
+    async def privacy(self) -> dict:
+        usage = await self.store.usage()
+        settings = await self.store.all("settings")
+        overrides = {k: v for k, v in settings.items() if k.startswith("prompt")}
+        over_bytes = sum(_size(v) for v in overrides.values())
+
+        def u(*names):
+            return {"count": sum(usage.get(n, {}).get("count", 0) for n in names),
+                    "bytes": sum(usage.get(n, {}).get("bytes", 0) for n in names)}
+        s = u("settings")
+        stats = {"originals": u("originals", "sources"), "chunks": u("chunks", "index"), "vectors": u("vectors"),
+                 "chats": u("chats"), "study_items": u("study"), "progress": u("progress"),
+                 "settings": {"count": max(0, s["count"] - len(overrides)), "bytes": max(0, s["bytes"] - over_bytes)},
+                 "prompt_overrides": {"count": sum(len(v) if isinstance(v, dict) else 1 for v in overrides.values()),
+                                      "bytes": over_bytes}}
+        rows = privacy.inventory(stats)
+        return {"rows": rows, "total": privacy.total(rows), "buckets": usage, "database": "quire.library",
+                "largest_sources": await self.largest_sources()}
+
+    async def largest_sources(self, n: int = 5) -> list[dict]:
+        """The sources that take most space: what to delete when storage is full."""
+        out = []
+        for s in self.engine.library.sources():
+            chunks = await self.engine.library.chunks_of(s["id"]) if s["status"] == "trained" else []
+            size = int(s.get("size") or 0) + sum(len(c.get("text", "")) for c in chunks)
+            out.append({"id": s["id"], "name": s["name"], "status": s["status"], "bytes": size, "size": _mb(size)})
+        return sorted(out, key=lambda r: -r["bytes"])[:n]
+
+    async def full_message(self, what: str, needed: int | None = None) -> str:
+        big = await self.largest_sources(3)
+        hint = ", ".join(f"{s['name']} ({s['size']})" for s in big)
+        need = f" It needs about {_mb(needed)}." if needed else ""
+        return (f"The browser refused to save {what}: storage is full.{need} Nothing was changed. "
+                + (f"Free space by removing sources you no longer need in Library (largest: {hint}), " if hint else
+                   "Free space in this browser (other sites' data), ")
+                + "or export a vault first and erase what you do not need, then try again.")
+
+    # -- vault ----------------------------------------------------------
+    async def export_vault(self, page_settings: dict | None = None) -> dict:
+        await self.flush()
+        await self.record({"kind": "vault_export"})
+        snapshot = {b: await self.store.all(b) for b in BUCKETS}
+        if page_settings:
+            snapshot["settings"][PAGE_SETTINGS] = {k: str(v) for k, v in page_settings.items()
+                                                  if str(k).startswith("quire.")}
+        buckets, blobs = vault.from_store(snapshot)
+        data = vault.pack(buckets, blobs)
+        counts = {b: len(v) for b, v in snapshot.items()}
+        return {"base64": base64.b64encode(data).decode("ascii"), "bytes": len(data), "counts": counts,
+                "name": f"quire-vault-{time.strftime('%Y-%m-%d')}.quire"}
+
+    async def import_vault(self, data: bytes, mode: str = "merge") -> dict:
+        if mode not in vault.MODES:
+            raise vault.VaultError(f"unknown import mode {mode!r}; choose one of: {', '.join(vault.MODES)}")
+        buckets, blobs, meta = vault.unpack(data)  # raises VaultError before anything changes
+        incoming = vault.to_store(buckets, blobs)
+        unknown = sorted(set(incoming) - set(BUCKETS))
+        if unknown:
+            raise vault.VaultError(f"this vault holds unknown data ({', '.join(unknown)}); it was not made by "
+                                   "this Quire or was changed. Nothing was imported.")
+        page_settings = (incoming.get("settings") or {}).pop(PAGE_SETTINGS, None)
+        _check_library(incoming)
+        current = {b: await self.store.all(b) for b in BUCKETS}
+        if mode == "merge":
+            # your own settings win over the other machine's; everything else is added
+            incoming["settings"] = {k: v for k, v in incoming.get("settings", {}).items() if k not in current["settings"]}
+            merged_index = _merged_index(current, incoming)
+            if merged_index is not None:
+                incoming.setdefault("index", {})[INDEX_KEY] = merged_index
+        p = vault.plan(incoming, current, mode)
+        try:
+            await self.store.commit(p["puts"], p["deletes"])
+        except StoreFullError:
+            raise LibraryError(await self.full_message("the imported vault", len(data))) from None
+        old = self.engine.library
+        options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "keep_originals")}
+        self.engine.library = await Library.open(self.store, **options)
+        await self.engine.library.load_chunks()
+        if hasattr(self.engine, "llm"):
+            await self.engine.llm.load()
+        counts = {b: len(v) for b, v in incoming.items()}
+        return {"mode": mode, "summary": p["summary"], "counts": counts, "read_version": meta["read_version"],
+                "created": meta.get("created"), "sources": len(self.engine.library.sources()),
+                "page_settings": page_settings or {}}
+
+
+def _check_library(incoming: dict) -> None:
+    """Refuse a vault whose library parts cannot be loaded, before anything is written."""
+    blob = (incoming.get("index") or {}).get(INDEX_KEY)
+    if blob is not None:
+        try:
+            HybridIndex.from_bytes(blob)
+        except Exception as exc:
+            raise vault.VaultError(f"the search index in this vault cannot be read ({exc}); nothing was imported") from None
+    for sid, s in (incoming.get("sources") or {}).items():
+        if not isinstance(s, dict) or "status" not in s or "name" not in s:
+            raise vault.VaultError(f"source record {sid!r} in this vault is incomplete; nothing was imported")
+
+
+def _merged_index(current: dict, incoming: dict) -> bytes | None:
+    """The index for a merge: ours plus the vault's trained sources we lack (None if one side has none)."""
+    ours = current.get("index", {}).get(INDEX_KEY)
+    theirs = incoming.get("index", {}).get(INDEX_KEY)
+    if ours is None or theirs is None:
+        return None
+    index = HybridIndex.from_bytes(ours)
+    added = False
+    for sid, s in sorted(incoming.get("sources", {}).items()):
+        if s.get("status") != "trained" or sid in current.get("sources", {}):
+            continue
+        chunks = incoming.get("chunks", {}).get(sid) or []
+        index.remove_source(sid)
+        index.add_chunks(sid, [c["id"] for c in chunks], [c["text"] for c in chunks],
+                         category=s.get("category"), language=s.get("language"))
+        added = True
+    return index.to_bytes() if added else None
+
+
+# ------------------------------------------------------------ engine wiring
+_LATEST: ProgressService | None = None
+
+
+def service(engine) -> ProgressService:
+    """The engine's progress service (made on first use; the newest one receives hooked actions)."""
+    global _LATEST
+    svc = getattr(engine, "_progress_service", None)
+    if svc is None or svc.engine is not engine:
+        svc = ProgressService(engine)
+        engine._progress_service = svc
+        subscribe()
+    _LATEST = svc
+    return svc
+
+
+def on_study_action(event: dict, engine=None, *_, **__):
+    """The hook other services call with ``{"kind", "scoped", "sources", ...}``."""
+    try:
+        svc = service(engine) if engine is not None else _LATEST
+        if svc is None:
+            log.warning("progress not recorded: no engine yet")
+            return None
+        return svc.hooked(dict(event))
+    except Exception:
+        log.exception("progress not recorded")
+        return None
+
+
+def subscribe() -> list[str]:
+    """Join the ``ON_STUDY_ACTION`` lists of the services that exist; returns their names."""
+    import importlib
+
+    joined = []
+    for name in ("quire.services.chat", "quire.services.study"):
+        try:
+            hooks = getattr(importlib.import_module(name), "ON_STUDY_ACTION", None)
+        except Exception as exc:  # not written yet, or broken: progress works without it
+            log.debug("no study hooks from %s: %s", name, exc)
+            continue
+        if isinstance(hooks, list):
+            if on_study_action not in hooks:
+                hooks.append(on_study_action)
+            joined.append(name)
+    return joined
+
+
+async def _progress(engine, ctx, tz=None, now=None):
+    return await service(engine).progress(tz, now)
+
+
+async def _record(engine, ctx, event, tz=None):
+    return await service(engine).record(event, tz)
+
+
+async def _news(engine, ctx):
+    return await service(engine).news()
+
+
+async def _privacy(engine, ctx):
+    return await service(engine).privacy()
+
+
+async def _export(engine, ctx, page_settings=None):
+    return await service(engine).export_vault(page_settings)
+
+
+async def _import(engine, ctx, mode="merge", data_b64=None):
+    data = ctx.payload if ctx.payload is not None else base64.b64decode(data_b64 or "")
+    return await service(engine).import_vault(data, mode)
+
+
+METHODS = {
+    "progress": _progress,
+    "recordProgress": _record,
+    "progressNews": _news,
+    "privacy": _privacy,
+    "exportVault": _export,
+    "importVault": _import,
+}

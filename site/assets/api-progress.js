@@ -1,0 +1,189 @@
+/* Progress, privacy and the vault on window.quire, plus the page's live network log.
+ *
+ *   quire.progress()                 -> dashboard + badges (days in this browser's time zone)
+ *   quire.recordProgress(event)      -> {recorded, awarded}; never rejects for a bad event
+ *   quire.privacy()                  -> inventory rows (IndexedDB and localStorage) with sizes
+ *   quire.networkLog()               -> every request this page made since it opened
+ *   quire.exportVault()              -> File (a zip: versioned, checksummed)
+ *   quire.importVault(blob, {mode})  -> summary; mode 'merge' (default) or 'replace'
+ *
+ * Newly earned badges are announced as a 'quire:badges' document event. */
+(function () {
+  'use strict';
+  var q = self.quire;
+  var T0 = Date.now() - performance.now();
+
+  function tz() { return -new Date().getTimezoneOffset(); }
+  function fire(name, detail) { document.dispatchEvent(new CustomEvent(name, { detail: detail })); }
+
+  /* ---------------- the network log ---------------- */
+
+  var net = [];
+  var seen = {};
+
+  function llmOrigin() {
+    try { return new URL(localStorage.getItem('quire.llm.url') || 'http://127.0.0.1:11434').origin; } catch (e) { return null; }
+  }
+
+  /* bundle: this page's own files; llm: the configured model server; loopback: another local port; other: anything else */
+  function classify(url) {
+    if (/^(blob|data):/.test(url)) return 'in-page';
+    var u;
+    try { u = new URL(url, location.href); } catch (e) { return 'other'; }
+    if (u.protocol === 'file:' || (location.protocol !== 'file:' && u.origin === location.origin)) return 'bundle';
+    if (u.origin === llmOrigin()) return 'llm';
+    if (/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(u.hostname)) return 'loopback';
+    return 'other';
+  }
+
+  function add(entry) {
+    var key = entry.from + ' ' + entry.method + ' ' + entry.url + ' ' + Math.round(entry.time);
+    if (seen[key]) return;
+    seen[key] = true;
+    entry.kind = classify(entry.url);
+    entry.at = new Date(T0 + entry.time).toISOString();
+    net.push(entry);
+    fire('quire:network', entry);
+  }
+
+  function fromTiming(e) {
+    add({ from: 'page', method: 'GET', url: e.name, type: e.initiatorType || e.entryType, time: e.startTime,
+      bytes: e.transferSize || e.encodedBodySize || 0, ms: Math.round(e.duration) });
+  }
+
+  try { performance.setResourceTimingBufferSize(10000); } catch (e) { /* old browsers: the observer still sees new ones */ }
+  performance.getEntriesByType('navigation').forEach(fromTiming);
+  performance.getEntriesByType('resource').forEach(fromTiming);
+  if (self.PerformanceObserver) {
+    try {
+      new PerformanceObserver(function (list) { list.getEntries().forEach(fromTiming); })
+        .observe({ type: 'resource', buffered: true });
+    } catch (e) { console.warn('Quire: no live resource timing in this browser', e); }
+  }
+  // The engine worker's own requests (the model server): quire/browser.py reports each one,
+  // because the page cannot see a worker's resource timings itself.
+  document.addEventListener('quire:engine-request', function (e) {
+    var d = e.detail || {};
+    if (d.url) add({ from: 'engine', method: d.method || 'GET', url: String(d.url), type: 'fetch', time: performance.now(), bytes: 0, ms: null });
+  });
+  // Anything the privacy lock (CSP) stopped is listed too: it proves the lock works.
+  document.addEventListener('securitypolicyviolation', function (e) {
+    if (/connect|img|script|frame|font|media/.test(e.effectiveDirective || '')) {
+      add({ from: 'page', method: 'blocked', url: e.blockedURI || '(inline)', type: 'blocked by ' + e.effectiveDirective, time: performance.now(), bytes: 0, ms: null });
+    }
+  });
+
+  q.networkLog = function () {
+    return net.slice().sort(function (a, b) { return a.time - b.time; }).map(function (e) { return Object.assign({}, e); });
+  };
+
+  /* ---------------- progress ---------------- */
+
+  var announced = {};
+  function announce(awarded) {
+    var fresh = (awarded || []).filter(function (b) { var seenBefore = announced[b.code]; announced[b.code] = true; return !seenBefore; });
+    if (fresh.length) fire('quire:badges', fresh);
+    return awarded;
+  }
+
+  q.progress = function () { return q._call('progress', [tz()]); };
+
+  /** recordProgress({kind, scoped, sources, correct?, rating?, t?}) -> {recorded, awarded, error?} */
+  q.recordProgress = function (event) {
+    return q._call('recordProgress', [event, tz()]).then(function (r) { announce(r.awarded); return r; },
+      function (err) { console.warn('Quire: progress not recorded', err); return { recorded: false, awarded: [], error: err.message }; });
+  };
+
+  // After actions that can earn a badge (Train, and chat/study methods of other services),
+  // ask once for awards that happened in the engine.  Reads never trigger the check.
+  var QUIET = ['run', 'progress', 'progressNews', 'recordProgress', 'privacy', 'exportVault', 'importVault', 'sources',
+    'categories', 'chunks', 'search', 'passage', 'usage', 'stage', 'stageText', 'reject', 'setCategory', 'remove',
+    'eraseAll', 'llmStatus', 'llmSettings', 'saveLlmSettings', 'pullModel'];
+  var rawCall = q._call;
+  var newsTimer = null;
+  function askNews() {
+    clearTimeout(newsTimer);
+    newsTimer = setTimeout(function () {
+      rawCall('progressNews').then(announce, function (err) { console.warn('Quire: badge check failed', err); });
+    }, 250);
+  }
+  q._call = function (method, args, opts) {
+    var p = rawCall(method, args, opts);
+    if (QUIET.indexOf(method) >= 0 || /^list|^get/.test(method)) return p;
+    var out = p.then(function (v) { askNews(); return v; });
+    out.id = p.id;
+    return out;
+  };
+
+  /* ---------------- privacy ---------------- */
+
+  function localRows() {
+    var keys = Object.keys(localStorage).filter(function (k) { return k.indexOf('quire.') === 0; }).sort();
+    return keys.map(function (k) {
+      var v = localStorage.getItem(k) || '';
+      return { key: k, bytes: (k.length + v.length) * 2, value: k === 'quire.llm.url' ? v : (v.length > 40 ? v.slice(0, 40) + '…' : v) };
+    });
+  }
+
+  /** privacy() -> {rows, total, local: [{key, bytes}], estimate: {usage, quota}, network: [...]} */
+  q.privacy = function () {
+    var estimate = navigator.storage && navigator.storage.estimate ? navigator.storage.estimate() : Promise.resolve({});
+    return Promise.all([q._call('privacy'), estimate.catch(function () { return {}; })]).then(function (r) {
+      var p = r[0];
+      var local = localRows();
+      var localBytes = local.reduce(function (s, x) { return s + x.bytes; }, 0);
+      p.rows.push({ bucket: 'page_settings', what: 'Page settings', holds: 'the model server address and a few switches, read before the engine starts',
+        count: local.length, bytes: localBytes, size: QuireUI.bytes(localBytes), where: 'localStorage / ' + (local.map(function (x) { return x.key; }).join(', ') || 'no keys') });
+      p.total.count += local.length;
+      p.total.bytes += localBytes;
+      p.local = local;
+      p.estimate = { usage: r[1].usage == null ? null : r[1].usage, quota: r[1].quota == null ? null : r[1].quota };
+      p.network = q.networkLog();
+      return p;
+    });
+  };
+
+  /* ---------------- the vault ---------------- */
+
+  function fromBase64(b64) {
+    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(b64);
+    var bin = atob(b64);
+    var out = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  }
+
+  function pageSettings() {
+    var out = {};
+    Object.keys(localStorage).forEach(function (k) { if (k.indexOf('quire.') === 0) out[k] = localStorage.getItem(k); });
+    return out;
+  }
+
+  /** exportVault() -> File: sources and originals, index and vectors, chats, study items with FSRS state, progress, settings */
+  q.exportVault = function () {
+    return q._call('exportVault', [pageSettings()]).then(function (r) {
+      var file = new File([fromBase64(r.base64)], r.name, { type: 'application/zip' });
+      fire('quire:vault-exported', { name: r.name, bytes: r.bytes, counts: r.counts });
+      return file;
+    });
+  };
+
+  /** importVault(blob, {mode: 'merge'|'replace'}) -> {mode, summary, counts, sources, read_version}.
+   * The whole file is checked first; a damaged, incomplete or newer file is refused and nothing changes. */
+  q.importVault = function (blob, opts) {
+    var mode = (opts && opts.mode) || 'merge';
+    if (!blob || typeof blob.arrayBuffer !== 'function') return Promise.reject(new Error('importVault() takes a File or Blob'));
+    return blob.arrayBuffer().then(function (buf) {
+      return q._call('importVault', [mode], { payload: new Uint8Array(buf) });
+    }).then(function (r) {
+      Object.keys(r.page_settings || {}).forEach(function (k) {
+        if (k.indexOf('quire.') === 0 && (mode === 'replace' || localStorage.getItem(k) == null)) localStorage.setItem(k, r.page_settings[k]);
+      });
+      delete r.page_settings;
+      fire('quire:library-changed');
+      fire('quire:vault-imported', r);
+      if (q.refreshStorage) q.refreshStorage();
+      return r;
+    });
+  };
+})();

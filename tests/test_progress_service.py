@@ -1,0 +1,375 @@
+"""The progress service on CPython: inferred sessions, badges as data, privacy rows,
+the vault round trip, refused vault files and a full disk, through the same handlers
+the page calls."""
+
+import asyncio
+import base64
+import io
+import json
+import sys
+import types
+import zipfile
+
+import pytest
+
+from quire import vault
+from quire.app import Quire
+from quire.library import LibraryError
+from quire.progress import badges
+from quire.progress.clock import to_ms
+from quire.services import Context
+from quire.services import progress as ps
+from quire.store import BUCKETS, MemoryStore, StoreFullError
+
+M = ps.METHODS
+DOCS = {
+    "cells.md": b"# Cells\n## Energy\nMitochondria make ATP for the cell.\n## Division\nMitosis splits one cell into two.\n",
+    "rocks.md": b"# Rocks\nBasalt forms when lava cools quickly. Granite cools slowly underground.\n",
+}
+NOW = to_ms("2025-03-10T18:00:00Z")
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def call(q, name, *args, payload=None):
+    return await M[name](q, Context(payload=payload), *args)
+
+
+async def library(docs=DOCS, store=None):
+    q = await Quire.open(store or MemoryStore())
+    for name, data in docs.items():
+        await q.stage(name, data)
+    await q.train()
+    return q
+
+
+async def snapshot(store):
+    return {b: await store.all(b) for b in BUCKETS}
+
+
+async def study_for_a_while(q):
+    """Chat, quiz and card actions over three days, plus a flashcard deck with schedules."""
+    cells = next(s for s in q.sources() if s["name"] == "cells.md")
+    chunks = await q.chunks(cells["id"])
+    deck = {"id": "deck1", "kind": "flashcards", "items": [
+        {"id": "c1", "type": "basic", "chunk_ids": [chunks[0]["id"]], "schedule": {"due": "2025-03-10T12:00:00+00:00"}},
+        {"id": "c2", "type": "basic", "chunk_ids": [chunks[-1]["id"]], "schedule": {"due": "2025-03-20T12:00:00+00:00"}}]}
+    await q.store.commit([("study", "deck1", deck)])
+    for day in ("2025-03-08", "2025-03-09", "2025-03-10"):
+        base = to_ms(f"{day}T09:00:00Z")
+        await call(q, "recordProgress", {"kind": "chat", "t": base, "scoped": True, "sources": [cells["id"]]}, 0)
+        await call(q, "recordProgress", {"kind": "quiz_answer", "t": base + 60_000, "correct": True}, 0)
+        await call(q, "recordProgress", {"kind": "quiz_answer", "t": base + 120_000, "correct": day != "2025-03-09"}, 0)
+        await call(q, "recordProgress", {"kind": "card_review", "t": base + 180_000, "rating": "good", "item": "c1"}, 0)
+
+
+# ------------------------------------------------------------------ sessions
+@pytest.mark.parametrize("gap_s, sessions", [(14 * 60 + 59, 1), (15 * 60, 1), (15 * 60 + 1, 2)])
+def test_sessions_are_inferred_from_pauses(gap_s, sessions):
+    async def go():
+        q = await Quire.open(MemoryStore())
+        t0 = to_ms("2025-03-10T10:00:00Z")
+        for t in (t0, t0 + 5 * 60_000, t0 + 5 * 60_000 + gap_s * 1000):
+            assert (await call(q, "recordProgress", {"kind": "card_review", "t": t}))["recorded"]
+        return await call(q, "progress", 0, NOW)
+    board = run(go())
+    assert board["today"]["sessions"] == len(board["sessions"]) == sessions
+    if sessions == 1:
+        assert board["sessions"][0]["duration_ms"] == (5 * 60 + gap_s) * 1000 + 60_000
+    else:  # the action after 15:01 starts a new one, silently
+        assert [s["actions"] for s in board["sessions"]] == [1, 2]
+
+
+def test_streaks_follow_the_persons_time_zone():
+    async def go(tz):
+        q = await Quire.open(MemoryStore())
+        for t in ("2025-03-08T23:30:00Z", "2025-03-09T23:30:00Z"):  # late evening in London
+            await call(q, "recordProgress", {"kind": "chat", "t": t})
+        return await call(q, "progress", tz, to_ms("2025-03-10T12:00:00Z"))
+    london, berlin = run(go(0)), run(go(60))
+    assert london["streak"] == {"current": 2, "longest": 2}
+    # in Berlin both actions fall after midnight: 9 and 10 March, so today counts
+    assert berlin["streak"] == {"current": 2, "longest": 2} and berlin["today"]["actions"] == 1
+    assert london["today"]["actions"] == 0 and [h["count"] for h in london["heatmap"][-3:]] == [1, 1, 0]
+
+
+def test_recording_never_raises():
+    async def go():
+        q = await Quire.open(MemoryStore())
+        bad = [await call(q, "recordProgress", e) for e in
+               ({"kind": "nap"}, {"kind": "quiz_answer"}, "not a dict", {"kind": "chat", "t": "yesterday"})]
+        q.store.fail_next_commit = StoreFullError("QuotaExceededError")
+        full = await call(q, "recordProgress", {"kind": "chat"})
+        ok = await call(q, "recordProgress", {"kind": "chat"})
+        return bad, full, ok
+    bad, full, ok = run(go())
+    assert all(r["recorded"] is False and r["error"] for r in bad)
+    assert full["recorded"] is False and "storage is full" in full["error"].lower()
+    assert ok["recorded"] is True
+
+
+# -------------------------------------------------------------------- badges
+def test_badges_are_awarded_once_through_the_service():
+    async def go():
+        q = await Quire.open(MemoryStore())
+        first = await call(q, "recordProgress", {"kind": "chat"})
+        second = await call(q, "recordProgress", {"kind": "chat"})
+        await q.stage("notes.md", b"# Notes\nSome text.")
+        await q.train()
+        after_train = await call(q, "progressNews")
+        board = await call(q, "progress", 0)
+        return first, second, after_train, board
+    first, second, after_train, board = run(go())
+    assert [b["code"] for b in first["awarded"]] == ["first_question"]
+    assert first["awarded"][0]["name"] == "Curious" and first["awarded"][0]["icon"]
+    assert second["awarded"] == []
+    assert [b["code"] for b in after_train] == ["first_source"]
+    earned = {b["code"] for b in board["badges"]["earned"]}
+    assert earned == {"first_question", "first_source"} and board["badges"]["total"] == 25
+    shelf = next(b for b in board["badges"]["all"] if b["code"] == "shelf")
+    assert (shelf["ladder"], shelf["step"], shelf["value"], shelf["fraction"]) == ("first_source", 1, 1, 0.2)
+
+
+def test_a_26th_badge_is_one_json_entry(tmp_path, monkeypatch):
+    defs = json.loads(badges.DEFINITIONS.read_text(encoding="utf-8"))
+    defs["badges"].append({"code": "two_sittings", "name": "Came back", "icon": "🔁",
+                           "description": "Study in two separate sessions.", "metric": "sessions", "target": 2})
+    path = tmp_path / "badges.json"
+    path.write_text(json.dumps(defs), encoding="utf-8")
+    monkeypatch.setattr(ps, "BADGES_FILE", path)
+
+    async def go():
+        q = await Quire.open(MemoryStore())
+        t0 = to_ms("2025-03-10T10:00:00Z")
+        await call(q, "recordProgress", {"kind": "card_review", "t": t0})
+        r = await call(q, "recordProgress", {"kind": "card_review", "t": t0 + 16 * 60_000})
+        return r, await call(q, "progress", 0, NOW)
+    r, board = run(go())
+    assert "two_sittings" in [b["code"] for b in r["awarded"]]
+    assert board["badges"]["total"] == 26
+
+
+def test_study_actions_from_other_services_become_events(monkeypatch):
+    hooks = []
+    monkeypatch.setitem(sys.modules, "quire.services.study", types.SimpleNamespace(ON_STUDY_ACTION=hooks))
+
+    async def go():
+        q = await Quire.open(MemoryStore())
+        await call(q, "progress", 0)  # the service exists, so it has subscribed
+        assert ps.on_study_action in hooks
+        for fn in hooks:
+            fn({"kind": "quiz_answer", "correct": True, "scoped": False, "sources": ["a"], "question": "long text"})
+            fn({"kind": "lesson_open", "scoped": True, "sources": [{"id": "b"}]})
+            fn({"kind": "chat", "scoped": False, "sources": [], "text": "What is ATP?"})
+        news = await call(q, "progressNews")
+        return news, await q.store.all("progress")
+    news, stored = run(go())
+    events = [v for k, v in stored.items() if k.startswith("ev:")]
+    assert sorted(e["kind"] for e in events) == ["chat", "lesson_open", "quiz_answer"]
+    assert all(set(e) <= set(ps.KEEP) for e in events)  # no question text in the progress log
+    assert [b["code"] for b in news] == ["first_question"]  # earned in the background, shown once
+
+
+# ------------------------------------------------------------------- dashboard
+def test_dashboard_shows_cards_accuracy_and_coverage():
+    async def go():
+        q = await library()
+        await study_for_a_while(q)
+        return await call(q, "progress", 0, NOW)
+    board = run(go())
+    assert board["streak"] == {"current": 3, "longest": 3}
+    assert [a["accuracy"] for a in board["quiz_accuracy"]] == [1.0, 0.5, 1.0]
+    assert board["cards"]["total"] == 2 and board["cards"]["due_now"] == 1 and board["cards"]["reviewed_today"] == 1
+    cov = {c["name"]: c for c in board["coverage"]}
+    assert cov["cells.md"]["covered"] >= 1 and cov["rocks.md"]["covered"] == 0
+    assert len(board["heatmap"]) == 90 and board["heatmap"][-1]["count"] == 4
+
+
+def test_privacy_lists_every_kind_of_data_with_sizes():
+    async def go():
+        q = await library()
+        await study_for_a_while(q)
+        await q.store.commit([("settings", "prompt_overrides", {"answer": "Answer briefly."}), ("chats", "c1", {"m": ["hi"]})])
+        return await call(q, "privacy")
+    p = run(go())
+    rows = {r["bucket"]: r for r in p["rows"]}
+    assert list(rows) == ["originals", "chunks", "vectors", "chats", "study_items", "progress", "settings",
+                          "prompt_overrides"]
+    for name in ("originals", "chunks", "chats", "study_items", "progress", "prompt_overrides"):
+        assert rows[name]["bytes"] > 0 and rows[name]["where"].startswith("quire.library"), name
+    assert rows["prompt_overrides"]["count"] == 1
+    assert p["total"]["bytes"] == sum(r["bytes"] for r in p["rows"])
+    assert [s["name"] for s in p["largest_sources"]][0] == "cells.md"
+
+
+# ----------------------------------------------------------------------- vault
+def observe(q):
+    async def go():
+        hits = await q.search("lava cools")
+        board = await call(q, "progress", 0, NOW)
+        return {"hits": [(h["chunk_id"], round(h["fused"], 6) if "fused" in h else h["rank"]) for h in hits],
+                "cards": board["cards"], "heatmap": board["heatmap"], "badges": board["badges"]["earned"],
+                "sources": sorted(s["name"] for s in q.sources())}
+    return go()
+
+
+def test_export_erase_import_gives_everything_back():
+    async def go():
+        q = await library()
+        await study_for_a_while(q)
+        await q.llm.save({"chat_model": "llama3.2:3b"})
+        exported = await call(q, "exportVault", {"quire.maxFileMB": "300"})
+        before, stored = await observe(q), await snapshot(q.store)
+        await q.erase_all()
+        assert await observe(q) != before
+        result = await call(q, "importVault", "replace", payload=base64.b64decode(exported["base64"]))
+        return exported, before, stored, result, await observe(q), await snapshot(q.store), q
+    exported, before, stored, result, after, restored, q = run(go())
+    assert exported["bytes"] > 0 and exported["name"].endswith(".quire")
+    assert after == before and restored == stored
+    assert result["page_settings"] == {"quire.maxFileMB": "300"} and result["read_version"] == vault.VERSION
+    assert q.llm.settings["chat_model"] == "llama3.2:3b"
+    assert any(k.startswith("ev:") and v["kind"] == "vault_export" for k, v in restored["progress"].items())
+
+
+def test_merge_adds_the_other_library_and_keeps_local_settings():
+    async def go():
+        other = await library({"rocks.md": DOCS["rocks.md"]})
+        await other.llm.save({"chat_model": "from-the-other-machine"})
+        data = base64.b64decode((await call(other, "exportVault"))["base64"])
+        q = await library({"cells.md": DOCS["cells.md"]})
+        await q.llm.save({"chat_model": "mine"})
+        await call(q, "importVault", "merge", payload=data)
+        return q, await q.search("basalt lava"), await q.search("mitochondria")
+    q, rocks, cells = run(go())
+    assert sorted(s["name"] for s in q.sources()) == ["cells.md", "rocks.md"]
+    assert rocks[0]["source"] == "rocks.md" and cells[0]["source"] == "cells.md"
+    assert q.llm.settings["chat_model"] == "mine"
+
+
+def test_an_older_format_still_loads():
+    meta_v1 = {"format": "quire-vault", "version": 1, "created": "2024-11-01T08:00:00Z", "app_version": "0.0.9"}
+    members = {"data/progress.json": json.dumps([{"key": "ev:1", "value": {"t": 1, "kind": "chat", "scoped": False,
+                                                                         "sources": []}}]).encode(),
+               "data/settings.json": json.dumps([{"key": "theme", "value": "dark"}]).encode()}
+    meta_v1["checksums"] = {n: vault.sha256(b) for n, b in members.items()}
+    data = zipped({"vault.json": json.dumps(meta_v1).encode(), **members})
+
+    async def go():
+        q = await Quire.open(MemoryStore())
+        r = await call(q, "importVault", "merge", payload=data)
+        return r, await call(q, "progress", 0, NOW)
+    r, board = run(go())
+    assert r["read_version"] == 1 and board["events"] == 1
+
+
+def zipped(members):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return out.getvalue()
+
+
+def unzipped(data):
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return {n: zf.read(n) for n in zf.namelist()}
+
+
+def future(data):
+    m = unzipped(data)
+    meta = json.loads(m["vault.json"])
+    meta["version"] = vault.VERSION + 1
+    meta["checksum"] = vault._meta_checksum(meta)
+    return zipped({**m, "vault.json": vault.canonical(meta)})
+
+
+def wrong_checksum(data):
+    m = unzipped(data)
+    name = next(n for n in m if n.startswith("buckets/sources"))
+    return zipped({**m, name: m[name].replace(b"cells.md", b"cellz.md")})
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: d[: len(d) // 2], "damaged or incomplete"),
+    (lambda d: d[:-30], "damaged or incomplete"),
+    (wrong_checksum, "checksum mismatch"),
+    (future, "newer Quire"),
+    (lambda d: b"", "damaged or incomplete"),
+])
+@pytest.mark.parametrize("mode", ["merge", "replace"])
+def test_bad_vault_files_are_refused_and_change_nothing(damage, message, mode):
+    async def go():
+        source = await library()
+        data = base64.b64decode((await call(source, "exportVault"))["base64"])
+        q = await library({"notes.md": b"# Notes\nPhotosynthesis happens in chloroplasts."})
+        before = await snapshot(q.store)
+        with pytest.raises(vault.VaultError, match=message):
+            await call(q, "importVault", mode, payload=damage(data))
+        return before, await snapshot(q.store), await q.search("chloroplasts")
+    before, after, hits = run(go())
+    assert after == before and hits[0]["source"] == "notes.md"
+
+
+# ------------------------------------------------------------------ full disk
+def test_storage_full_during_train_damages_nothing():
+    async def go():
+        q = await library({"cells.md": DOCS["cells.md"]})
+        await call(q, "recordProgress", {"kind": "chat"})
+        await q.stage("rocks.md", DOCS["rocks.md"])
+        before = await snapshot(q.store)
+        q.store.fail_next_commit = StoreFullError("QuotaExceededError")
+        with pytest.raises(LibraryError, match="storage is full") as err:
+            await q.train()
+        return q, before, err.value, await snapshot(q.store)
+    q, before, err, after = run(go())
+    assert "Remove sources" in str(err) and after == before
+    assert [s["status"] for s in q.sources() if s["name"] == "rocks.md"] == ["staged"]
+
+    async def later():
+        assert (await q.search("mitochondria"))[0]["source"] == "cells.md"
+        assert (await call(q, "progress", 0))["today"]["questions"] == 1
+        return await q.train()
+    assert run(later())["added"] == 1  # once there is space, the same Train works
+
+
+def test_storage_full_during_import_damages_nothing():
+    async def go():
+        data = base64.b64decode((await call(await library(), "exportVault"))["base64"])
+        q = await library({"notes.md": b"# Notes\nPhotosynthesis happens in chloroplasts."})
+        before = await snapshot(q.store)
+        q.store.fail_next_commit = StoreFullError("QuotaExceededError")
+        with pytest.raises(LibraryError) as err:
+            await call(q, "importVault", "replace", payload=data)
+        return q, before, str(err.value), await snapshot(q.store), await q.search("chloroplasts")
+    q, before, message, after, hits = run(go())
+    assert "storage is full" in message and "Nothing was changed" in message and "notes.md" in message
+    assert after == before and hits[0]["source"] == "notes.md"
+
+
+def test_real_study_service_actions_reach_the_dashboard():
+    study = pytest.importorskip("quire.services.study")
+    if not hasattr(study, "ON_STUDY_ACTION"):
+        pytest.skip("the study service has no ON_STUDY_ACTION hooks yet")
+
+    async def go():
+        text = ("# Cells\n" + " ".join([
+            "Mitochondria produce most of the chemical energy needed to power the cell.",
+            "The nucleus contains the genetic material of the cell in the form of chromosomes.",
+            "Ribosomes translate messenger RNA into chains of amino acids called proteins.",
+            "The cell membrane controls which substances enter and leave the cell.",
+            "Chloroplasts capture light energy and convert it into sugar during photosynthesis.",
+            "The Golgi apparatus packages proteins into vesicles for transport around the cell."] * 2)).encode()
+        q = await library({"cells.md": text})
+        await call(q, "progress", 0)  # subscribes
+        sid = q.sources()[0]["id"]
+        deck = await study.METHODS["studyGenerate"](q, Context(), "flashcards", {"scope": {"sources": [sid]}, "count": 3})
+        queue = await study.METHODS["review"](q, Context(), deck["id"])
+        await study.METHODS["rate"](q, Context(), deck["id"], queue["cards"][0]["id"], "good")
+        return await call(q, "progressNews"), await call(q, "progress", 0), deck
+    news, board, deck = run(go())
+    assert board["cards"]["total"] == len(deck["items"]) and board["cards"]["reviewed_today"] == 1
+    assert "first_deck" in {b["code"] for b in board["badges"]["earned"]}
+    assert any(c["covered"] for c in board["coverage"] if c["name"] == "cells.md")
