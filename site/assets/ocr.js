@@ -136,14 +136,16 @@
   /* ---------------- pdf.js: pages to PNG ---------------- */
 
   var pdfjsReady = null;
+  var pdfWorker = null;  // one pdf.js worker shared by every document; destroying a document keeps it
   function pdfjs() {
     if (!pdfjsReady) {
       pdfjsReady = Promise.all([scriptUrl(FILES.pdf), scriptUrl(FILES.pdfWorker)]).then(function (urls) {
         return withTimeout(addScript(urls[0]), LIMITS.assetMs, 'starting pdf.js').then(function () {
           var lib = self.pdfjsLib;
           if (!lib || typeof lib.getDocument !== 'function') throw ocrError('damaged', 'pdf.js did not start: ' + FILES.pdf + ' is damaged.');
-          // A worker given as a port; setting workerSrc instead silently draws on the main thread.
+          // A worker given as a port; setting workerSrc instead silently parses on the main thread.
           lib.GlobalWorkerOptions.workerPort = new Worker(urls[1], { name: 'quire-pdfjs' });
+          pdfWorker = lib.PDFWorker.fromPort({ port: lib.GlobalWorkerOptions.workerPort });
           return lib;
         });
       });
@@ -165,6 +167,7 @@
   function openPdf(lib, bytes) {
     var task = lib.getDocument({
       data: new Uint8Array(bytes),  // a copy: pdf.js hands its buffer to the worker
+      worker: pdfWorker,            // passed in, so destroying this document leaves it running
       isEvalSupported: false,       // CVE-2024-4367 in pdf.js < 4.2.67; the CSP forbids eval anyway
       verbosity: lib.VerbosityLevel.ERRORS,
       enableXfa: false,
@@ -227,7 +230,7 @@
       var pages = checkPages(doc, pageNumbers);
       return pages.reduce(function (chain, n) {
         return chain.then(function () { return renderPage(doc, n, dpi); }).then(function (r) { out.push(r); });
-      }, Promise.resolve()).then(function () { return out; }).finally(function () { doc.destroy(); });
+      }, Promise.resolve()).then(function () { return out; }).finally(function () { return doc.destroy(); });
     });
   }
 
@@ -319,8 +322,9 @@
     }).then(function () {
       return job('setParameters', { params: { tessedit_pageseg_mode: PSM_AUTO } }, LIMITS.initMs, 'setting the page layout mode');
     }).then(function () {
-      e.recognize = function (image, page) {
-        return job('recognize', { image: image, options: {}, output: { text: true } }, LIMITS.pageMs, 'reading page ' + page);
+      e.recognize = function (image, page, dpi) {
+        var options = dpi ? { user_defined_dpi: String(dpi) } : {};  // PNGs from pdf.js carry no resolution
+        return job('recognize', { image: image, options: options, output: { text: true } }, LIMITS.pageMs, 'reading page ' + page);
       };
       return e;
     });
@@ -381,7 +385,7 @@
         var page = item.page != null ? item.page : i + 1;
         if (item.error) return { page: page, text: '', confidence: 0, error: item.error };
         return untilAborted(imageBytes(item), signal).then(function (bytes) {
-          return untilAborted(ocr.recognize(bytes, page), signal);
+          return untilAborted(ocr.recognize(bytes, page, item.dpi), signal);
         }).then(function (out) {
           return { page: page, text: out.text || '', confidence: out.confidence || 0 };
         }, function (err) {
@@ -444,7 +448,7 @@
         draw(i + 1);
         delete drawn[i - 1];
         return current;
-      }, opts).finally(function () { doc.destroy(); });
+      }, opts).finally(function () { return doc.destroy(); });
     });
   }
 

@@ -28,7 +28,9 @@
     self.TesseractCore = function (moduleArg) {
       var wasm = files['core.wasm'];
       if (!wasm) { fatal('the page did not send the Tesseract core (wasm)'); return new Promise(function () {}); }
-      var started = Core(Object.assign({}, moduleArg, { wasmBinary: wasm }));
+      // Tesseract's chatter ("Estimating resolution as ...") is not an error: keep it at debug level.
+      var quiet = function (text) { console.debug('Tesseract:', text); };
+      var started = Core(Object.assign({}, moduleArg, { wasmBinary: wasm, print: quiet, printErr: quiet }));
       // tesseract.js never handles this rejection: without the report the page would wait.
       started.catch(function (err) { fatal('the Tesseract core did not start: ' + ((err && err.message) || err)); });
       return started;

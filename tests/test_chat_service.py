@@ -1,0 +1,253 @@
+"""quire.services.chat on CPython, against the Ollama stub: the same handlers the page calls."""
+
+import asyncio
+import json
+import socket
+
+import pytest
+
+from ollama_server import OllamaStub
+from quire.app import Quire
+from quire.chat.extractive import LABEL
+from quire.llm import BlockingAsyncTransport, UrllibTransport
+from quire.services import Context
+from quire.services import chat as chat_service
+from quire.store import MemoryStore
+
+METHODS = chat_service.METHODS
+BIO = "# Cells\nMitochondria make ATP for the cell. Mitosis makes two identical cells."
+ROCKS = "# Rocks\nBasalt forms when lava cools quickly. Granite cools slowly underground."
+
+
+@pytest.fixture
+def stub():
+    with OllamaStub() as s:
+        yield s
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def engine(url: str, chat_model: str = "qwen3:4b", docs=(("Biology", BIO, "Science"), ("Rocks", ROCKS, "Geology"))):
+    q = await Quire.open(MemoryStore(), transport=BlockingAsyncTransport(UrllibTransport(timeout=10)))
+    for name, text, category in docs:
+        await q.stage_text(name, text, category)
+    await q.train()
+    await q.llm.save({"url": url, "chat_model": chat_model})
+    return q
+
+
+def source_id(q, name):
+    return next(s["id"] for s in q.sources() if s["name"] == name)
+
+
+async def ask(q, question, opts=None, cancel_after=None):
+    events = []
+
+    def cancelled():
+        return cancel_after is not None and sum(e["type"] == cancel_after for e in events) > 0
+
+    result = await METHODS["ask"](q, Context(emit=events.append, cancelled=cancelled), question, opts or {})
+    return result, events
+
+
+def chat_bodies(stub):
+    return [b for b in stub.bodies("/api/chat")]
+
+
+def test_full_chat_thinking_citations_first_tool_call_and_memory(stub):
+    stub.enqueue_chat("", thinking=["Need ", "the sum."], tool_calls=[{"name": "calculator", "arguments": {"expression": "2 * 21"}}])
+    stub.enqueue_chat(["Mitochondria make ATP ", "[1]. The answer is 42."], thinking=["Now answer."])
+    hooked = []
+    chat_service.ON_STUDY_ACTION[:] = [hooked.append, lambda e: 1 / 0]  # a broken hook is swallowed
+    try:
+        async def go():
+            q = await engine(stub.url)
+            result, events = await ask(q, "What makes ATP? And 2*21?")
+            return q, result, events, await METHODS["chatSessions"](q, Context())
+        q, result, events, sessions = run(go())
+    finally:
+        chat_service.ON_STUDY_ACTION.clear()
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "citations" and kinds[-1] == "done"
+    assert kinds.index("thinking") < kinds.index("tool_call") < kinds.index("tool_result") < kinds.index("content")
+    assert events[0]["citations"][0]["source"] == "Biology.md"
+    assert {"n", "chunk_id", "source", "location_label", "passage"} <= set(events[0]["citations"][0])
+    assert next(e for e in events if e["type"] == "tool_result")["result"] == "42"
+    assert result["answer"] == "Mitochondria make ATP [1]. The answer is 42."
+    assert result["thinking"] == "Need the sum.Now answer." and result["used"] == [1] and result["mode"] == "llm"
+    assert events[-1]["memory"]["used"] == len("What makes ATP? And 2*21?") + len(result["answer"])
+    first = chat_bodies(stub)[0]
+    assert first["think"] is True and {t["function"]["name"] for t in first["tools"]} >= {"calculator", "analyze_document"}
+    assert "prompts" not in first["messages"][0]["content"] and "Passages from the documents" in first["messages"][1]["content"]
+    assert sessions[0]["id"] == result["session"] and sessions[0]["title"] == "What makes ATP? And 2*21?"
+    assert hooked == [{"kind": "chat", "scoped": False, "sources": list(dict.fromkeys(c["source_id"] for c in result["citations"]))}]
+
+
+@pytest.mark.parametrize("scope_of,statement", [
+    (lambda q: {"sources": [source_id(q, "Rocks.md")]}, "Answer only from: Rocks.md."),
+    (lambda q: {"category": "Geology"}, "Answer only from the documents in the category 'Geology'."),
+])
+def test_scope_limits_retrieval_and_is_stated_in_system_and_user_message(stub, scope_of, statement):
+    async def go():
+        q = await engine(stub.url, "llama3.2:3b")
+        return await ask(q, "How do cells and rocks form?", {"scope": scope_of(q)})
+    result, events = run(go())
+    assert result["citations"] and {c["source"] for c in result["citations"]} == {"Rocks.md"}
+    body = chat_bodies(stub)[-1]
+    system, user = body["messages"][0], body["messages"][-1]
+    assert system["role"] == "system" and statement in system["content"]
+    assert user["role"] == "user" and statement in user["content"] and "Basalt" in user["content"]
+    assert "Mitochondria" not in user["content"]
+    assert "think" not in body  # llama3.2 does not think
+
+
+def test_tools_see_only_the_scope_and_document_tools_call_the_model_directly(stub):
+    analysis = {"summary": "About rocks.", "topics": ["basalt"], "entities": [],
+                "key_facts": [{"fact": "Basalt cools fast.", "citations": [1]}]}
+    stub.enqueue_chat("", tool_calls=[{"name": "list_documents", "arguments": {}},
+                                      {"name": "analyze_document", "arguments": {"document": "Rocks.md"}},
+                                      {"name": "analyze_document", "arguments": {"document": "Biology.md"}}])
+    stub.enqueue_chat(json.dumps(analysis))  # the analysis call itself
+    stub.enqueue_chat("Rocks cool [1].")
+
+    async def go():
+        q = await engine(stub.url, "llama3.2:3b")
+        return await ask(q, "Summarise", {"scope": {"category": "Geology"}})
+    result, events = run(go())
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [d["name"] for d in json.loads(results[0]["result"])["documents"]] == ["Rocks.md"]
+    assert json.loads(results[1]["result"])["summary"] == "About rocks."
+    assert not results[2]["ok"] and "no document named 'Biology.md'" in results[2]["result"]
+    structured = [b for b in chat_bodies(stub) if b.get("format")]
+    assert len(structured) == 1 and structured[0]["stream"] is False and "tools" not in structured[0]
+    assert result["answer"] == "Rocks cool [1]."
+
+
+def test_memory_budget_drops_the_oldest_pair(stub):
+    long = "x" * 25_000  # two pairs no longer fit in 48,000 characters
+    for _ in range(3):
+        stub.enqueue_chat(long)
+
+    async def go():
+        q = await engine(stub.url, "llama3.2:3b")
+        first, _ = await ask(q, "Q1 cells?")
+        sid = first["session"]
+        await ask(q, "Q2 rocks?", {"session": sid})
+        third, events = await ask(q, "Q3 basalt?", {"session": sid})
+        return third, events
+    third, events = run(go())
+    history = [m["content"][:9] for m in chat_bodies(stub)[-1]["messages"][1:-1]]
+    assert history == ["Q2 rocks?", "x" * 9]  # Q1's pair no longer fits in 48,000 characters
+    mem = events[-1]["memory"]
+    assert mem["dropped"] == 2 and mem["pairs"] == 3 and mem["fullness"] == 1.0
+
+
+def test_edit_rewinds_and_regenerates(stub):
+    stub.enqueue_chat("First [1].")
+    stub.enqueue_chat("Second.")
+    stub.enqueue_chat("Regenerated [1].")
+
+    async def go():
+        q = await engine(stub.url, "llama3.2:3b")
+        one, _ = await ask(q, "What makes ATP?")
+        await ask(q, "And rocks?", {"session": one["session"]})
+        events = []
+        edited = await METHODS["editQuestion"](q, Context(emit=events.append), one["session"], 0, "What do mitochondria make?")
+        return edited, events, await METHODS["chatSession"](q, Context(), one["session"])
+    edited, events, session = run(go())
+    assert events[0]["type"] == "citations" and edited["answer"] == "Regenerated [1]."
+    assert [m["content"] for m in session["messages"]] == ["What do mitochondria make?", "Regenerated [1]."]
+    assert chat_bodies(stub)[-1]["messages"][1:-1] == []  # nothing of the rewound turns reaches the model
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("case,status", [("no_model", "no_chat_model"), ("not_running", "not_running"),
+                                         ("missing", "model_missing")])
+def test_without_a_model_the_answer_is_extractive_and_says_why(stub, case, status):
+    url = f"http://127.0.0.1:{closed_port()}" if case == "not_running" else stub.url
+    model = {"no_model": "", "not_running": "llama3.2:3b", "missing": "nosuch:1b"}[case]
+
+    async def go():
+        q = await engine(url, model)
+        return await ask(q, "How does basalt form?")
+    result, events = run(go())
+    kinds = [e["type"] for e in events]
+    assert kinds == ["citations", "connection", "extractive", "done"]
+    conn = events[1]
+    assert conn["status"] == status and conn["message"]
+    if case != "no_model":
+        assert conn["fix"]
+    ex = events[2]
+    assert ex["label"] == LABEL and ex["results"][0]["source"] == "Rocks.md"
+    top = ex["results"][0]
+    assert top["relevance"] == 1.0 and top["location_label"] == "Rocks"
+    assert "Basalt" in [top["passage"][a:b] for a, b in top["highlights"]]
+    assert result["mode"] == "extractive" and result["answer"].startswith(LABEL)
+
+
+def test_error_mid_stream_keeps_the_partial_answer(stub):
+    stub.enqueue_chat(["Mitochondria ", "make"], error="model runner has unexpectedly stopped")
+
+    async def go():
+        q = await engine(stub.url, "llama3.2:3b")
+        result, events = await ask(q, "What makes ATP?")
+        return result, events, await METHODS["chatSession"](q, Context(), result["session"])
+    result, events, session = run(go())
+    assert result["answer"] == "Mitochondria make"
+    err = next(e for e in events if e["type"] == "error")
+    assert "model runner has unexpectedly stopped" in err["message"] and "partial answer is kept" in err["message"]
+    assert session["messages"][-1]["content"] == "Mitochondria make" and "error" in session["messages"][-1]
+    assert events[-1]["type"] == "done" and events[-1]["error"]
+
+
+def test_stop_keeps_what_arrived(stub):
+    stub.enqueue_chat(["One ", "two ", "three ", "four."], delay=0.05)
+
+    async def go():
+        q = await engine(stub.url, "llama3.2:3b")
+        return await ask(q, "Count", cancel_after="content")
+    result, events = run(go())
+    assert result["stopped"] and result["answer"] == "One "
+    assert events[-1]["type"] == "done" and events[-1]["stopped"]
+
+
+def test_sessions_new_rename_scope_delete(stub):
+    async def go():
+        q = await engine(stub.url)
+        ctx = Context()
+        s = await METHODS["newChat"](q, ctx, {"sources": [source_id(q, "Biology.md")]})
+        assert s["scope"] == {"sources": [{"id": source_id(q, "Biology.md"), "name": "Biology.md"}]}
+        renamed = await METHODS["renameChat"](q, ctx, s["id"], "  Cells   revision ")
+        scoped = await METHODS["setChatScope"](q, ctx, s["id"], {"category": "Science"})
+        listed = await METHODS["chatSessions"](q, ctx)
+        assert await q.store.keys("chats") == [s["id"]]
+        await METHODS["deleteChat"](q, ctx, s["id"])
+        with pytest.raises(ValueError, match="no chat session"):
+            await METHODS["chatSession"](q, ctx, s["id"])
+        with pytest.raises(ValueError, match="no source"):
+            await METHODS["newChat"](q, ctx, {"sources": ["nope"]})
+        return renamed, scoped, listed, await METHODS["chatSessions"](q, ctx)
+    renamed, scoped, listed, after = run(go())
+    assert renamed["title"] == "Cells revision" and scoped["scope"] == {"category": "Science"}
+    assert [s["title"] for s in listed] == ["Cells revision"] and after == []
+
+
+def test_replay_runs_a_sync_tool_against_an_async_model():
+    asked = []
+
+    async def model(prompt, schema):
+        asked.append(prompt)
+        return "not json" if len(asked) == 1 else '{"ok": 1}'
+
+    def tool(call):
+        first = call("p", {})
+        return first if first.startswith("{") else call("p", {})
+    assert run(chat_service.replay(tool, model)) == '{"ok": 1}'
+    assert asked == ["p", "p"]
