@@ -8,6 +8,7 @@ answer goes back as JSON, progress as ``{"type": "event"}`` messages.
 
 from __future__ import annotations
 
+import importlib
 import json
 import traceback
 
@@ -18,16 +19,13 @@ from quire.app import Quire
 from quire.library import LibraryError, TrainCancelled
 from quire.llm.events import LLMError
 from quire.services import Context
-from quire.services import chat as chat_service
-from quire.services import embeddings as embeddings_service
-from quire.services import library as library_service
-from quire.services import llm as llm_service
-from quire.services import study as study_service
-from quire.services import progress as progress_service
 from quire.store import BUCKETS, StoreFullError
 
 STORE_VERSION = 1  # bump when BUCKETS changes: the browser then creates the new object stores
-SERVICES = [library_service, llm_service, embeddings_service, chat_service, progress_service, study_service]
+# quire.services.<name> modules.  The first group is on the boot path (the library and search
+# must answer as soon as the engine is up); the rest load right after, off the critical path.
+SERVICES = ["library", "llm", "embeddings"]
+LATER_SERVICES = ["chat", "study", "progress"]
 
 _engine: Quire | None = None
 _cancelled: set[int] = set()
@@ -169,14 +167,20 @@ async def start() -> dict:
     return {"sources": len(_engine.sources())}
 
 
-def _methods() -> dict:
-    table = {}
-    for service in SERVICES:
-        table.update(service.METHODS)
-    return table
+_METHODS: dict = {}
+_loaded: set[str] = set()
 
 
-_METHODS = _methods()
+def load_services(names=None) -> int:
+    """Import service modules and merge their METHODS; returns how many methods are known."""
+    for name in names if names is not None else SERVICES + LATER_SERVICES:
+        if name not in _loaded:
+            _METHODS.update(importlib.import_module(f"quire.services.{name}").METHODS)
+            _loaded.add(name)
+    return len(_METHODS)
+
+
+load_services(SERVICES)
 _EXPECTED = (LibraryError, TrainCancelled, LLMError, ValueError)
 
 
@@ -184,6 +188,9 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
     """Run one engine method; the answer is JSON ``{"ok": true, "value": ...}`` or an error."""
     try:
         fn = _METHODS.get(method)
+        if fn is None and len(_loaded) < len(SERVICES) + len(LATER_SERVICES):
+            load_services()
+            fn = _METHODS.get(method)
         if fn is None:
             raise LibraryError(f"unknown method {method!r}; known: {', '.join(sorted(_METHODS))}")
         args = json.loads(args_json) if args_json else []

@@ -65,6 +65,12 @@
   /* scipy + scikit-learn cost ~4 s: never on the critical path. */
   async function loadLazy() {
     try {
+      await pyodide.runPythonAsync('import quire.browser\nquire.browser.load_services()');
+      post({ type: 'mark', name: 'services-loaded', t: performance.now() });
+    } catch (err) {
+      logError('services did not load: ' + err.message);
+    }
+    try {
       stage('sklearn-loading');
       await pyodide.loadPackage(config.lazyPackages, { messageCallback: function () {}, errorCallback: logError, checkIntegrity: true });
       var v = pyodide.runPython('import sklearn, scipy\nsklearn.__version__ + " / scipy " + scipy.__version__');
