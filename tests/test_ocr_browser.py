@@ -180,13 +180,13 @@ def test_two_column_scan_from_disk(context, ocr_dist, tmp_path, pdf_dir, page_lo
 
 @browser
 def test_render_then_recognize_an_illustrated_page(context, ocr_dist, serve, pdf_dir, page_log):
-    """c02-22.pdf (Huckleberry Finn, chapter II, with a drawing): the two halves of ocrPdf."""
+    """c02-22.pdf (Huckleberry Finn, chapter II, with a drawing): the two halves of ocrPdf, English+German."""
     page = open_quire(context, serve(ocr_dist).url, page_log)
     out = page.evaluate("""async (b64) => {
       const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
       const images = await QuireOCR.renderPdfPages(bytes, [1], { dpi: 300 });
       const png = Array.from(images[0].png.slice(0, 8));
-      const read = await QuireOCR.recognize(images, { lang: 'eng' });
+      const read = await QuireOCR.recognize(images, { lang: 'eng+deu' });  // both language files load
       return { width: images[0].width, height: images[0].height, png, read };
     }""", pdf_b64(pdf_dir / SCANS / "c02-22.pdf"))
     # 384 x 470.88 pt at 300 dpi
@@ -235,3 +235,27 @@ def test_a_bundle_built_without_ocr_says_so(context, tmp_path, serve, page_log):
     assert page.evaluate("QuireOCR.available()") is False
     assert out["kind"] == "not-included" and "OCR is not included in this bundle" in out["message"]
     assert_clean(page_log)
+
+
+@browser
+def test_missing_language_file_and_unknown_language_fail_fast(context, ocr_dist, tmp_path, page_log):
+    """tesseract.js hangs on a missing language file; QuireOCR must name the file instead."""
+    stick = copy_dist(ocr_dist, tmp_path / "Quire")
+    eng = build.ocr_asset_names(build.load_pins())["eng"]
+    (stick / build.pack_name(eng)).unlink()
+    page = open_quire(context, (stick / "index.html").as_uri(), page_log)
+    out = page.evaluate("""async () => {
+      const canvas = document.createElement('canvas');
+      canvas.width = canvas.height = 32;
+      const png = await new Promise(r => canvas.toBlob(r, 'image/png'));
+      const t0 = performance.now();
+      const fail = p => p.then(() => 'no error', err => ({ kind: err.kind, message: err.message }));
+      const missing = await fail(QuireOCR.recognize([png], { lang: 'eng' }));
+      const unknown = await fail(QuireOCR.recognize([png], { lang: 'fra' }));
+      return { missing, unknown, seconds: (performance.now() - t0) / 1000 };
+    }""")
+    assert out["missing"]["kind"] == "missing" and eng in out["missing"]["message"]
+    assert out["unknown"]["kind"] == "language" and "eng, deu or eng+deu" in out["unknown"]["message"]
+    assert out["seconds"] < 60
+    # The browser reports the missing script itself; nothing else may go wrong.
+    assert all("ERR_FILE_NOT_FOUND" in e for e in page_log.errors), page_log.errors

@@ -208,12 +208,13 @@ def test_flashcards_workshop_mindmap_and_prompt_override(playwright_instance, bu
     # --- a prompt template edit applies to the next generation, without a reload
     page.get_by_test_id("player-back").click()
     page.locator("[data-testid=prompt-editor] summary").click()
-    page.get_by_test_id("prompt-select").select_option("quiz")
     text = page.get_by_test_id("prompt-text")
     page.wait_for_function("() => document.querySelector('[data-testid=prompt-text]').value.includes('$context')")
+    assert page.get_by_test_id("prompt-select").input_value() == "quiz"
     original = text.input_value()
     text.fill(original + "\nUse $tone.")
     page.get_by_test_id("prompt-save").click()
+    page.get_by_test_id("prompt-error").wait_for()
     assert "$tone" in page.get_by_test_id("prompt-error").inner_text()
     text.fill("Write every question about ZEBRAFISH-MARKER.\n" + original)
     page.get_by_test_id("prompt-save").click()

@@ -60,7 +60,7 @@ var QuireMindmap = (function () {
     var colour = function (n) { return n.depth ? PALETTE[n.branch % PALETTE.length] : '#1f2630'; };
     lay.nodes.forEach(function (n) {
       if (!n.parent) return;
-      var p = n.parent, x1 = p.x + p.w + (p.hasKids ? 10 : 0), y1 = p.y, x2 = n.x, y2 = n.y, xm = (x1 + x2) / 2;
+      var p = n.parent, x1 = p.x + p.w + (p.hasKids && p.depth ? 19 : 0), y1 = p.y, x2 = n.x, y2 = n.y, xm = (x1 + x2) / 2;
       el('path', { d: 'M' + x1 + ' ' + y1 + ' C' + xm + ' ' + y1 + ' ' + xm + ' ' + y2 + ' ' + x2 + ' ' + y2,
         fill: 'none', stroke: colour(n), 'stroke-width': n.depth === 1 ? 2.5 : 1.6, 'stroke-opacity': 0.55 }, g);
     });
