@@ -241,8 +241,9 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
         if name in ("pyodide.asm.js", "pyodide.js"):
             continue  # they travel inside engine.js
         add(name, data, "lazy" if name in lazy_files else "boot")
+    boot_wheels = set(pins["boot_wheels"]["names"]) | {"quire"}
     for name, data in sorted(wheels.items()):
-        add(f"wheels/{name}", data, "boot")
+        add(f"wheels/{name}", data, "boot" if name.split("-")[0] in boot_wheels else "lazy")
     add("engine.js", engine_source(runtime, root), "engine")
 
     bundle_id = build_id(files)
@@ -253,7 +254,8 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
         "base": VIRTUAL_BASE,
         "bootPackages": pins["pyodide"]["boot_packages"],
         "lazyPackages": pins["pyodide"]["lazy_packages"],
-        "wheels": [f"wheels/{n}" for n in sorted(wheels)],
+        "wheels": [f"wheels/{n}" for n in sorted(wheels) if n.split("-")[0] in boot_wheels],
+        "lazyWheels": [f"wheels/{n}" for n in sorted(wheels) if n.split("-")[0] not in boot_wheels],
         "assets": assets,
     }
     files["assets/bundle.js"] = ("self.QUIRE_BUNDLE = " + json.dumps(bundle, indent=1, sort_keys=True) + ";\n").encode()

@@ -48,6 +48,7 @@
 
   function fail(kind, arg, detail) {
     if (state.error) return;
+    var wasReady = state.stage === 'ready';
     var m = MESSAGES[kind] || MESSAGES.engine;
     state.error = { kind: kind, title: m[0], message: m[1].replace('%s', arg || ''), detail: detail || '' };
     state.stage = 'failed';
@@ -56,7 +57,8 @@
     box.querySelector('.boot-error-text').textContent = state.error.message;
     box.querySelector('.boot-error-detail').textContent = state.error.detail || '(none)';
     box.hidden = false;
-    $('[data-testid="boot-stage"]').textContent = 'Quire could not start.';
+    $('[data-testid="boot-panel"]').hidden = false;  // a failure after ready must show too
+    $('[data-testid="boot-stage"]').textContent = wasReady ? 'Quire stopped working.' : 'Quire could not start.';
     badge('failed', 'Not running');
     document.documentElement.dataset.quireStage = 'failed';
     readyReject(new Error(state.error.title + ': ' + state.error.message));
@@ -168,6 +170,7 @@
           sklearnResolve(msg.version);
           break;
         }
+        if (msg.stage === 'libraries') { state.timings.libraries = performance.now(); break; }
         setStage(msg.stage);
         if (msg.stage === 'ready') {
           state.versions = Object.assign({ pyodide: msg.pyodide }, msg.versions);
@@ -206,7 +209,7 @@
       case 'log':
         if (msg.level === 'error') console.warn('Quire engine:', msg.text); else console.debug('Quire engine:', msg.text);
         break;
-      case 'mark': state.marks[msg.name] = msg.t; break;
+      case 'mark': state.marks[msg.name] = performance.now(); break;  // the page's clock, like timings
       case 'net': document.dispatchEvent(new CustomEvent('quire:engine-request', { detail: { method: msg.method, url: msg.url } })); break;
       case 'alive': break;
       default: console.warn('Quire: unknown message from the engine', msg);
@@ -229,7 +232,7 @@
       worker.onmessage = onWorkerMessage;
       worker.onerror = function (e) { fail('worker', e.message || 'the worker script failed to run'); };
       worker.postMessage({ type: 'init', config: {
-        base: B.base, assets: B.assets, bootPackages: B.bootPackages, lazyPackages: B.lazyPackages, wheels: B.wheels } });
+        base: B.base, assets: B.assets, bootPackages: B.bootPackages, lazyPackages: B.lazyPackages, wheels: B.wheels, lazyWheels: B.lazyWheels } });
       // Hand over every boot asset as it arrives rather than when Pyodide first asks for it.
       Object.keys(B.assets).forEach(function (n) { if (B.assets[n].group === 'boot') send(n); });
     }, function (err) { fail(err.kind || 'missing', err.arg || 'engine.js'); });

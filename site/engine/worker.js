@@ -10,6 +10,7 @@
   var config = null;
   var booted = null;
   var background = null;
+  var libraries = null;  // the wheels installed after ready; engine calls wait for them
 
   function post(msg) { self.postMessage(msg); }
   function stage(name, extra) { post(Object.assign({ type: 'stage', stage: name, t: performance.now() }, extra || {})); }
@@ -46,14 +47,18 @@
       micropip.destroy();
       where = 'quire';
       stage('quire');
+      await pyodide.runPythonAsync('import quire.browser');
+      post({ type: 'mark', name: 'quire-imported', t: performance.now() });
       var started = await pyodide.runPythonAsync('import quire.browser\nawait quire.browser.start()');
       var library = toPlain(started);
       post({ type: 'mark', name: 'library-open', t: performance.now() });
       var versions = pyodide.runPython(
         'import json, sys, numpy, quire\n' +
         'json.dumps({"python": sys.version.split()[0], "numpy": numpy.__version__, "quire": quire.__version__})');
+      libraries = installLazyWheels();
+      libraries.catch(function (err) { post(describe(err, 'libraries')); });
       stage('ready', { versions: JSON.parse(versions), pyodide: pyodide.version, library: library });
-      background = loadLazy();
+      background = libraries.then(loadLazy);
     } catch (err) {
       post(describe(err, where));
       throw err;
@@ -61,6 +66,18 @@
   }
 
   function logError(text) { post({ type: 'log', level: 'error', text: String(text) }); }
+
+  /* pypdf, fsrs and the rest: installed right after ready, before any engine call runs. */
+  async function installLazyWheels() {
+    if (!config.lazyWheels || !config.lazyWheels.length) return;
+    var micropip = pyodide.pyimport('micropip');
+    try {
+      await micropip.install.callKwargs(config.lazyWheels.map(function (w) { return config.base + w; }), { deps: false });
+      stage('libraries');
+    } finally {
+      micropip.destroy();
+    }
+  }
 
   /* scipy + scikit-learn cost ~4 s: never on the critical path. */
   async function loadLazy() {
@@ -100,6 +117,7 @@
     },
     waitForLazy: function () { return background; },
     py: async function (name, argsJson, payload, id) {
+      await libraries;
       var bridge = pyodide.pyimport('quire.browser');
       try {
         var reply = JSON.parse(await bridge.dispatch(name, argsJson, id, payload));

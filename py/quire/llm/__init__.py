@@ -11,12 +11,44 @@ Parsing lives in ``quire.llm.parse`` (pure, table-tested), diagnosis of
 "Failed to fetch" in ``quire.llm.diagnosis``.
 """
 
-from .diagnosis import Diagnosis, check, diagnose
-from .events import Content, Done, LLMError, ModelInfo, PullProgress, Thinking, ToolCall, ToolCalls
-from .ollama import AsyncChatStream, AsyncOllamaClient, ChatStream, OllamaClient
-from .openai_compat import AsyncOpenAICompatClient, OpenAICompatClient
-from .parse import OllamaDecoder, OpenAIDecoder, Reply, SSEDecoder
-from .transport import AsyncTransport, BlockingAsyncTransport, Transport, UrllibTransport
+# Names resolve on first use (PEP 562): the browser imports quire.llm.events at start-up and
+# should not pay for the clients, the parsers and urllib until a model server is used.
+_WHERE = {
+    "Diagnosis": "diagnosis",
+    "check": "diagnosis",
+    "diagnose": "diagnosis",
+    "Content": "events",
+    "Done": "events",
+    "LLMError": "events",
+    "ModelInfo": "events",
+    "PullProgress": "events",
+    "Thinking": "events",
+    "ToolCall": "events",
+    "ToolCalls": "events",
+    "AsyncChatStream": "ollama",
+    "AsyncOllamaClient": "ollama",
+    "ChatStream": "ollama",
+    "OllamaClient": "ollama",
+    "AsyncOpenAICompatClient": "openai_compat",
+    "OpenAICompatClient": "openai_compat",
+    "OllamaDecoder": "parse",
+    "OpenAIDecoder": "parse",
+    "Reply": "parse",
+    "SSEDecoder": "parse",
+    "AsyncTransport": "transport",
+    "BlockingAsyncTransport": "transport",
+    "Transport": "transport",
+    "UrllibTransport": "transport",
+}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AsyncChatStream", "AsyncOllamaClient", "AsyncOpenAICompatClient", "AsyncTransport", "BlockingAsyncTransport", "ChatStream",

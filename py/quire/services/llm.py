@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from quire.llm.diagnosis import diagnose, same_model
 from quire.llm.events import LLMError
-from quire.llm.ollama import AsyncOllamaClient
-from quire.llm.openai_compat import AsyncOpenAICompatClient
 
 DEFAULTS = {
     "url": "http://127.0.0.1:11434",  # Ollama's default address
@@ -59,6 +56,10 @@ class LLMService:
         return merged
 
     def client(self):
+        # Imported here: the clients are not needed until a model server is used.
+        from quire.llm.ollama import AsyncOllamaClient
+        from quire.llm.openai_compat import AsyncOpenAICompatClient
+
         url = self.settings["url"]
         if self.settings["kind"] == "openai":
             return AsyncOpenAICompatClient(url, self.transport)
@@ -77,6 +78,8 @@ class LLMService:
 
     async def status(self, model: str | None = None) -> dict:
         """Connection status with the exact fix, plus version and models when connected."""
+        from quire.llm.diagnosis import diagnose, same_model
+
         url = self.settings["url"]
         version_url = url + ("/v1/models" if self.settings["kind"] == "openai" else "/api/version")
         client = self.client()
