@@ -222,7 +222,8 @@ def build_id(files: dict[str, bytes]) -> str:
     return h.hexdigest()[:16]
 
 
-def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], root: Path = ROOT) -> dict[str, bytes]:
+def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], root: Path = ROOT,
+             ocr: dict[str, bytes] | None = None) -> dict[str, bytes]:
     """Every file of dist/, in memory, keyed by relative path."""
     files = site_files(root)
     quire_name, quire_wheel = build_quire_wheel(root)
@@ -245,6 +246,8 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
     for name, data in sorted(wheels.items()):
         add(f"wheels/{name}", data, "boot" if name.split("-")[0] in boot_wheels else "lazy")
     add("engine.js", engine_source(runtime, root), "engine")
+    for name, data in sorted(ocr_assets(pins, ocr or {}, root).items()):
+        add(name, data, "ocr")  # loaded only when a scanned page needs them
 
     bundle_id = build_id(files)
     bundle = {
@@ -299,12 +302,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dist", type=Path, default=ROOT / "dist", help="output folder (default: dist/)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="download cache outside the repo")
     parser.add_argument("--pyodide-dist", type=Path, help="take the runtime from an official Pyodide release folder")
+    parser.add_argument("--no-ocr", action="store_true", help="leave OCR out (about 8 MB smaller, e.g. for a USB stick)")
     args = parser.parse_args(argv)
     try:
         pins = load_pins()
         runtime = fetch_runtime(pins, args.cache, args.pyodide_dist)
         wheels = fetch_wheels(pins, args.cache)
-        files = assemble(pins, runtime, wheels)
+        ocr = {} if args.no_ocr else fetch_ocr(pins, args.cache)
+        files = assemble(pins, runtime, wheels, ocr=ocr)
         write_dist(files, args.dist)
     except BuildError as exc:
         print(f"build failed: {exc}", file=sys.stderr)

@@ -10,7 +10,7 @@ from fixtures_docs import W, docx, epub, lying_zip, pptx, xlsx, zip_bomb
 
 UNSUPPORTED = (
     "unsupported type .xyz; Quire reads PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), "
-    "CSV, Markdown, HTML, EPUB and plain text"
+    "CSV, Markdown, HTML, EPUB, plain text, and PNG or JPEG images (read by OCR)"
 )
 
 
@@ -114,4 +114,4 @@ def test_kind_of(name, data, kind):
 
 
 def test_supported_covers_the_promised_formats():
-    assert set(SUPPORTED.values()) == {"pdf", "docx", "pptx", "xlsx", "csv", "markdown", "html", "epub", "text"}
+    assert set(SUPPORTED.values()) == {"pdf", "docx", "pptx", "xlsx", "csv", "markdown", "html", "epub", "text", "image"}

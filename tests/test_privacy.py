@@ -32,7 +32,7 @@ def test_every_place_named_is_a_store_bucket():
 
 @pytest.mark.parametrize("bucket, what, size, where", [
     ("originals", "Original files", "2.4 MB", "quire.library / originals, sources"),
-    ("chunks", "Text passages", "878.9 KB", "quire.library / chunks, index"),
+    ("chunks", "Text passages", "878.9 KB", "quire.library / chunks, index, ocr"),
     ("vectors", "Search vectors", "630.0 KB", "quire.library / vectors"),
     ("chats", "Conversations", "39.1 KB", "quire.library / chats"),
     ("study_items", "Study material", "58.6 KB", "quire.library / study"),

@@ -21,7 +21,7 @@ from quire.llm.events import LLMError
 from quire.services import Context
 from quire.store import BUCKETS, StoreFullError
 
-STORE_VERSION = 1  # bump when BUCKETS changes: the browser then creates the new object stores
+STORE_VERSION = 2  # bump when BUCKETS changes: the browser then creates the new object stores
 # quire.services.<name> modules.  The first group is on the boot path (the library and search
 # must answer as soon as the engine is up); the rest load right after, off the critical path.
 SERVICES = ["library", "llm", "embeddings"]
@@ -159,11 +159,30 @@ def cancel(call_id: int) -> None:
     _cancelled.add(int(call_id))
 
 
+async def recognise(key: str, data: bytes, page, kind: str, lang: str) -> dict:
+    """``quire.ocr.Recognise`` through the page, where Tesseract and the canvas live."""
+    from quire.ocr import OCRUnavailable
+
+    args = {"key": key, "data": None, "page": page, "kind": kind, "lang": lang}
+    for attempt in range(2):
+        try:
+            reply = (await js.quirePageCall("ocr", _to_js(args))).to_py()
+        except JsException as exc:
+            if "not included" in str(exc):
+                raise OCRUnavailable(str(exc).split(": ", 1)[-1]) from None
+            raise
+        if not reply.get("needData"):
+            return reply
+        args["data"] = to_js(data)  # the page did not have this file yet
+    raise RuntimeError("the page lost the file it was reading")
+
+
 async def start() -> dict:
     global _engine
     await js.QuireStore.openLibrary(_to_js(list(BUCKETS)), STORE_VERSION)
     _engine = await Quire.open(IDBStore(), transport=FetchTransport(), probe=probe,
                                origin=str(js.self.origin), platform=_platform())
+    _engine.library.recognise = recognise
     return {"sources": len(_engine.sources())}
 
 

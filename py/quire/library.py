@@ -30,6 +30,7 @@ from typing import Callable
 from quire.chunking import chunk_units
 from quire.extract import ExtractError, extract, kind_of
 from quire.extract import MAX_BYTES
+from quire import ocr as ocr_pages
 from quire.retrieval.index import HybridIndex
 from quire.retrieval.lang import detect_language
 from quire.store import StoreFullError
@@ -85,8 +86,10 @@ class Library:
 
     def __init__(self, store, index: HybridIndex, sources: dict[str, dict], *,
                  chunk_size: int = 1000, overlap: int = 100, max_bytes: int = MAX_BYTES,
-                 keep_originals: bool = True):
+                 keep_originals: bool = True, recognise=None, ocr_language: str = "auto"):
         self.store, self.index, self._sources = store, index, sources
+        self.recognise = recognise  # the OCR engine (quire.ocr.Recognise), or None: scans stay "needs OCR"
+        self.ocr_language = ocr_language
         self.chunk_size, self.overlap, self.max_bytes = chunk_size, overlap, max_bytes
         self.keep_originals = keep_originals
         self._chunks_cache: dict[str, list[dict]] = {}
@@ -96,6 +99,7 @@ class Library:
         """Load the source list and the saved index: no recomputation."""
         saved = await store.get("settings", "library") or {}
         options.setdefault("keep_originals", saved.get("keep_originals", True))
+        options.setdefault("ocr_language", saved.get("ocr_language", "auto"))
         sources = await store.all("sources")
         blob = await store.get("index", INDEX_KEY)
         index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
@@ -114,7 +118,7 @@ class Library:
         return sorted({s["category"] for s in self._sources.values() if s.get("category")})
 
     async def stage(self, name: str, data: bytes, *, category: str | None = None,
-                    language: str | None = None, now: float | None = None) -> dict:
+                    language: str | None = None, force_ocr: bool = False, now: float | None = None) -> dict:
         """Record a file for the next Train.  Problems visible now (empty, too large,
         unsupported type) give a ``failed`` record with the reason; nothing else is lost."""
         name = posixpath.basename(name.replace("\\", "/")) or "untitled"
@@ -129,7 +133,7 @@ class Library:
             "id": digest[:16], "name": _unique_name(name, staged_names), "original_name": name,
             "kind": None, "size": len(data), "sha256": digest, "category": (category or "").strip() or None,
             "language": language, "status": "staged", "error": None, "units": 0, "chunks": 0,
-            "unit_label": None, "needs_ocr_pages": [], "warnings": [],
+            "unit_label": None, "needs_ocr_pages": [], "ocr_pages": {}, "force_ocr": bool(force_ocr), "warnings": [],
             "added": now if now is not None else time.time(), "trained": None,
         }
         if record["name"] != name:
@@ -171,8 +175,32 @@ class Library:
         deletes = []
         if not keep:
             deletes = [("originals", s["id"]) for s in self._sources.values() if s["status"] != "staged"]
-        await self._commit([("settings", "library", {"keep_originals": self.keep_originals})], deletes)
+        await self._commit([("settings", "library", self._library_settings())], deletes)
         return {"keep_originals": self.keep_originals, "removed": len(deletes)}
+
+    def _library_settings(self) -> dict:
+        return {"keep_originals": self.keep_originals, "ocr_language": self.ocr_language}
+
+    async def set_ocr_language(self, choice: str) -> dict:
+        if choice not in ocr_pages.CHOICES:
+            raise LibraryError(f"OCR language must be one of {', '.join(ocr_pages.CHOICES)}")
+        self.ocr_language = choice
+        await self._commit([("settings", "library", self._library_settings())])
+        return self._library_settings()
+
+    async def set_force_ocr(self, source_id: str, force: bool) -> dict:
+        """Read every page of a PDF with OCR (for a bad text layer); it trains again on the next Train."""
+        record = self.source(source_id)
+        if record.get("kind") != "pdf":
+            raise LibraryError("Only PDFs can be read again with OCR.")
+        if record["status"] == "trained" and await self.store.get("originals", source_id) is None:
+            raise LibraryError(f"The original of {record['name']} is no longer kept; add the file again to read it with OCR.")
+        record = {**record, "force_ocr": bool(force)}
+        if record["status"] == "trained":
+            record["status"] = "staged"  # its old passages stay searchable until that Train
+        await self._commit([("sources", source_id, record)])
+        self._sources[source_id] = record
+        return record
 
     async def set_language(self, source_id: str, language: str) -> dict:
         """Override a source's detected language: its passages are re-tokenized at once."""
@@ -264,24 +292,41 @@ class Library:
                 deletes.append(("originals", record["id"]))
                 report({"stage": "failed", "file": name, "file_index": i, "files": total, "error": str(exc)})
                 continue
+            ocr_done, ocr_note = {}, None
+            if extraction.kind in ("pdf", "image"):
+                lang = ocr_pages.tesseract_language(record["language"], self.ocr_language)
+                try:
+                    ocr_done = await ocr_pages.read_pages(
+                        extraction, record, data, self.recognise, self.store, lang=lang,
+                        force=bool(record.get("force_ocr")), cancelled=cancelled,
+                        report=lambda e: report({**e, "file_index": i, "files": total}))
+                except ocr_pages.OCRStopped as exc:
+                    raise TrainCancelled(str(exc)) from exc
+                except ocr_pages.OCRUnavailable as exc:
+                    ocr_note = f"{exc}: scanned pages stay unsearchable"
+                except Exception as exc:  # one unreadable scan must not sink the batch
+                    ocr_note = f"OCR failed ({exc}); scanned pages stay unsearchable"
             report({"stage": "chunk", "file": name, "file_index": i, "files": total, "units": len(extraction.units)})
             chunks = chunk_units(record["id"], extraction.units, self.chunk_size, self.overlap)
             texts = [c.text for c in chunks]
             language = record["language"] or detect_language(" ".join(texts[:20]))
             if language not in LANGUAGES:
                 language = "other"
-            outcome = "added"
+            outcome = "changed" if record.get("trained") else "added"  # trained before: read again (OCR)
             old = by_name.get(name)
-            if old is not None:
+            if old is not None and old["id"] != record["id"]:
                 outcome = "changed"
                 replaced.append(old["id"])
             chunk_dicts = [{**c.to_dict(), "id": f"{record['id']}:{n}", "n": n} for n, c in enumerate(chunks)]
             new_chunks[record["id"]] = chunk_dicts
             needs_ocr = [u.location.get("page") for u in extraction.units if "needs_ocr" in u.flags]
+            if ocr_note:
+                extraction.warnings.append(ocr_note)
             trained = {**record, "status": "trained", "kind": extraction.kind, "language": language,
                        "units": _unit_count(extraction),
                        "unit_label": _unit_label(extraction.kind), "chunks": len(chunks),
                        "title": extraction.meta.get("title"), "needs_ocr_pages": [p for p in needs_ocr if p],
+                       "ocr_pages": {str(p): c for p, c in ocr_done.items()},
                        "warnings": record["warnings"] + extraction.warnings, "trained": time.time(),
                        "replaces": old["id"] if old else None}
             puts.append(("sources", record["id"], trained))
@@ -301,6 +346,7 @@ class Library:
                 self.index.remove_source(old_id)
                 deletes += [("sources", old_id), ("chunks", old_id), ("originals", old_id)]
             for source_id, chunk_dicts in new_chunks.items():
+                self.index.remove_source(source_id)  # a source read again replaces its own passages
                 rec = next(p[2] for p in puts if p[0] == "sources" and p[1] == source_id)
                 self.index.add_chunks(source_id, [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
                                       category=rec["category"], language=rec["language"])

@@ -20,7 +20,7 @@ from typing import Mapping
 # The stores are ``quire.store.BUCKETS``; prompt overrides are keys in ``settings``.
 BUCKETS: dict[str, tuple[str, str, str]] = {
     "originals": ("Original files", "quire.library / originals, sources", "the documents you added, byte for byte"),
-    "chunks": ("Text passages", "quire.library / chunks, index", "the text cut from your documents, and its search index"),
+    "chunks": ("Text passages", "quire.library / chunks, index, ocr", "the text cut from your documents (and read from scans), and its search index"),
     "vectors": ("Search vectors", "quire.library / vectors", "numbers that let Quire find passages by meaning"),
     "chats": ("Conversations", "quire.library / chats", "your questions and the answers you got"),
     "study_items": ("Study material", "quire.library / study", "quizzes, flashcards, workshops and mind maps"),

@@ -29,6 +29,7 @@ BUCKETS = (
     "chunks",     # per source: the list of its chunks (text, location, span, hash)
     "index",      # the serialised search index
     "vectors",    # embedding cache: "<model>|<chunk hash>" -> float32 bytes
+    "ocr",        # OCR cache: "<file sha256>:<page>:<lang>" -> {text, confidence}; makes a cancelled OCR resumable
     "chats",      # chat sessions
     "study",      # quizzes, decks, workshops, mind maps
     "progress",   # events, awarded badges

@@ -145,6 +145,31 @@
     return p;
   };
 
+  /* ---- OCR: the engine asks the page to read scanned pages (canvas and Tesseract live here) ---- */
+  var ocrFile = { key: null, bytes: null };  // the file being read, so each page does not resend it
+  q._pageMethods.ocr = function (a) {
+    if (!self.QuireOCR || !QuireOCR.available()) {
+      var missing = new Error('OCR is not included in this copy of Quire');
+      missing.kind = 'not-included';
+      throw missing;
+    }
+    if (a.data) ocrFile = { key: a.key, bytes: a.data };
+    if (ocrFile.key !== a.key) return { needData: true };
+    var read = a.kind === 'image'
+      ? QuireOCR.recognize([ocrFile.bytes], { lang: a.lang })
+      : QuireOCR.ocrPdf(ocrFile.bytes, [a.page], { lang: a.lang });
+    return read.then(function (pages) {
+      var r = pages[0] || {};
+      if (r.error) throw new Error('page ' + a.page + ': ' + r.error);
+      return { text: r.text || '', confidence: r.confidence || 0 };
+    });
+  };
+  q.ocrAvailable = function () { return !!(self.QuireOCR && QuireOCR.available()); };
+  q.setForceOcr = function (id, force) {
+    return q._call('setForceOcr', [id, !!force]).then(function (r) { document.dispatchEvent(new CustomEvent('quire:library-changed')); return r; });
+  };
+  q.setOcrLanguage = function (choice) { return q._call('setOcrLanguage', [choice]); };
+
   /** search(query, {k, scope}) -> ranked passages with bm25/dense/fused details */
   q.search = function (query, opts) {
     opts = opts || {};

@@ -134,6 +134,7 @@
 
   var worker = null;
   var calls = {};
+  var pageMethods = {};  // what the engine may ask the page to do: see quire._pageMethods
   var nextId = 1;
   var sent = {};
 
@@ -178,7 +179,6 @@
           renderFacts();
           state.library = msg.library;
           readyResolve(status());
-          document.dispatchEvent(new CustomEvent('quire:ready', { detail: status() }));
         }
         break;
       case 'fatal':
@@ -211,6 +211,15 @@
         break;
       case 'mark': state.marks[msg.name] = performance.now(); break;  // the page's clock, like timings
       case 'net': document.dispatchEvent(new CustomEvent('quire:engine-request', { detail: { method: msg.method, url: msg.url } })); break;
+      case 'page-call': {
+        var fn = pageMethods[msg.method];
+        Promise.resolve().then(function () {
+          if (!fn) throw new Error('the page has no method ' + msg.method);
+          return fn(msg.args);
+        }).then(function (value) { worker.postMessage({ type: 'page-result', id: msg.id, ok: true, value: value }); },
+          function (err) { worker.postMessage({ type: 'page-result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind }); });
+        break;
+      }
       case 'alive': break;
       default: console.warn('Quire: unknown message from the engine', msg);
     }
@@ -373,6 +382,7 @@
     run: function (source) { return call('run', [source]); },
     _call: call,
     _cancel: cancel,
+    _pageMethods: pageMethods,
     kv: { get: QuireStore.get, set: QuireStore.set },
     refreshStorage: refreshStorage,
     // Lazy features (OCR, assets/ocr.js) load their files the same way; resolves a Blob.

@@ -251,21 +251,21 @@
     return lang.split('+').map(function (c) { return LANGUAGES[c]; }).join(' and ');
   }
 
-  /** The Tesseract worker for `lang`, started (or reused) and ready for pages. */
+  /** The Tesseract worker for `lang`, started (or reused); pair with engine.release(). */
   function tesseract(lang) {
-    if (engine && engine.lang === lang && !engine.dead) {
-      clearTimeout(engine.idleTimer);
-      return engine.ready;
+    if (!(engine && engine.lang === lang && !engine.dead)) {
+      if (engine) engine.stop();  // one worker at a time: it holds ~100 MB
+      engine = startEngine(lang);
     }
-    if (engine) engine.stop();
-    engine = startEngine(lang);
-    return engine.ready;
+    engine.users += 1;
+    clearTimeout(engine.idleTimer);
+    return engine;
   }
 
   function startEngine(lang) {
     var codes = lang.split('+');
     var names = languageNames(lang);
-    var e = { lang: lang, dead: null, jobs: {}, next: 1, worker: null, idleTimer: null };
+    var e = { lang: lang, dead: null, jobs: {}, next: 1, worker: null, idleTimer: null, users: 0 };
 
     e.stop = function (err) {
       if (e.dead) return;
@@ -277,9 +277,10 @@
       if (engine === e) engine = null;
     };
     e.busy = function () { return Object.keys(e.jobs).length > 0; };
-    e.idle = function () {
+    e.release = function () {
+      e.users -= 1;
       clearTimeout(e.idleTimer);
-      e.idleTimer = setTimeout(function () { e.stop(); }, LIMITS.idleMs);
+      if (e.users === 0) e.idleTimer = setTimeout(function () { e.stop(); }, LIMITS.idleMs);
     };
 
     function job(action, payload, ms, what) {
@@ -403,14 +404,18 @@
     }
 
     if (!available()) return Promise.reject(notIncluded());
-    return untilAborted(tesseract(lang), signal).then(function (ocr) {
+    var used = tesseract(lang);
+    return untilAborted(used.ready, signal).then(function (ocr) {
       started = performance.now();
       progress(null);
-      return next(ocr, 0).then(function (out) { ocr.idle(); return out; });
-    }).catch(function (err) {
+      return next(ocr, 0);
+    }).then(function (out) {
+      used.release();
+      return out;
+    }, function (err) {
       // A page in progress can only be interrupted by stopping its worker.
-      if (engine && engine.lang === lang && engine.busy()) engine.stop(err);
-      else if (engine && engine.lang === lang) engine.idle();
+      if (used.busy()) used.stop(err);
+      used.release();
       err.results = results;
       throw err;
     });

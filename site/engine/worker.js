@@ -13,6 +13,17 @@
   var libraries = null;  // the wheels installed after ready; engine calls wait for them
 
   function post(msg) { self.postMessage(msg); }
+
+  /* The engine asks the page for things only a page can do (OCR draws on canvases). */
+  var pageCalls = {};
+  var nextPageCall = 1;
+  self.quirePageCall = function (method, args) {
+    var id = nextPageCall++;
+    return new Promise(function (resolve, reject) {
+      pageCalls[id] = { resolve: resolve, reject: reject };
+      post({ type: 'page-call', id: id, method: method, args: args });
+    });
+  };
   function stage(name, extra) { post(Object.assign({ type: 'stage', stage: name, t: performance.now() }, extra || {})); }
 
   function describe(err, where) {
@@ -154,6 +165,15 @@
       case 'asset': QuireAssets.receive(msg.name, msg.gz, msg.b64); break;
       case 'asset-failed': QuireAssets.fail(msg.name, msg.kind, msg.message); break;
       case 'call': call(msg); break;
+      case 'page-result': {
+        var pending = pageCalls[msg.id];
+        delete pageCalls[msg.id];
+        if (pending) {
+          if (msg.ok) pending.resolve(msg.value);
+          else { var e = new Error(msg.error); e.kind = msg.kind; pending.reject(e); }
+        }
+        break;
+      }
       case 'cancel':
         if (pyodide) pyodide.runPython('import quire.browser as b; b.cancel(' + Number(msg.id) + ')');
         break;

@@ -36,6 +36,9 @@ SUPPORTED: dict[str, str] = {
     ".xhtml": "html",
     ".epub": "epub",
     ".txt": "text",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
     ".text": "text",
 }
 
@@ -51,11 +54,12 @@ _READERS = {
     "markdown": ("quire.extract.markdown", "extract_markdown"),
     "html": ("quire.extract.htmlfile", "extract_html"),
     "text": ("quire.extract.text", "extract_text"),
+    "image": ("quire.extract.image", "extract_image"),
 }
 _TAKES_LIMITS = {"pdf", "docx", "pptx", "xlsx", "epub"}
 _UNSUPPORTED = (
     "unsupported type {ext}; Quire reads PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), "
-    "CSV, Markdown, HTML, EPUB and plain text"
+    "CSV, Markdown, HTML, EPUB, plain text, and PNG or JPEG images (read by OCR)"
 )
 _OLD_OFFICE = {".doc": ".docx", ".ppt": ".pptx", ".xls": ".xlsx"}
 
@@ -86,6 +90,8 @@ def _sniff(data: bytes) -> str | None:
             if marker in data[:65536]:
                 return kind
         return None
+    if head.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff")):
+        return "image"
     if b"<html" in head.lower() or b"<!doctype html" in head.lower():
         return "html"
     return "text"  # decode_text still refuses binary data

@@ -273,7 +273,7 @@ class ProgressService:
             return {"count": sum(usage.get(n, {}).get("count", 0) for n in names),
                     "bytes": sum(usage.get(n, {}).get("bytes", 0) for n in names)}
         s = u("settings")
-        stats = {"originals": u("originals", "sources"), "chunks": u("chunks", "index"), "vectors": u("vectors"),
+        stats = {"originals": u("originals", "sources"), "chunks": u("chunks", "index", "ocr"), "vectors": u("vectors"),
                  "chats": u("chats"), "study_items": u("study"), "progress": u("progress"),
                  "settings": {"count": max(0, s["count"] - len(overrides)), "bytes": max(0, s["bytes"] - over_bytes)},
                  "prompt_overrides": {"count": sum(len(v) if isinstance(v, dict) else 1 for v in overrides.values()),
@@ -338,7 +338,7 @@ class ProgressService:
         except StoreFullError:
             raise LibraryError(await self.full_message("the imported vault", len(data))) from None
         old = self.engine.library
-        options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "keep_originals")}
+        options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
         self.engine.library = await Library.open(self.store, **options)
         await self.engine.library.load_chunks()
         if hasattr(self.engine, "llm"):

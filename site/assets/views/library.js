@@ -125,7 +125,7 @@
         Object.keys(LANG).map(function (k) { return h('option', { value: k }, LANG[k]); }));
       lang.value = s.language || 'other';
       var status = s.status === 'failed' ? h('span', { class: 'status failed', title: s.error }, 'failed: ' + s.error)
-        : h('span', { class: 'status ' + s.status }, s.status + (s.needs_ocr_pages && s.needs_ocr_pages.length ? ' · ' + s.needs_ocr_pages.length + ' scanned page(s) need OCR' : ''));
+        : h('span', { class: 'status ' + s.status }, s.status + ocrNote(s));
       body.appendChild(h('tr', { testid: 'source-row', dataset: { id: s.id, status: s.status, name: s.name } },
         h('td', { class: 'name' }, s.name, s.warnings && s.warnings.length ? h('div', { class: 'muted small' }, s.warnings.join(' · ')) : null),
         h('td', null, KIND[s.kind] || s.kind || '—'),
@@ -136,7 +136,12 @@
         h('td', null, lang),
         h('td', { testid: 'source-status' }, status),
         h('td', { class: 'muted' }, QuireUI.date(s.added)),
-        h('td', null, h('button', { type: 'button', class: 'icon', testid: 'remove-source', 'aria-label': 'Remove ' + s.name, title: 'Remove',
+        h('td', { class: 'row-actions' },
+          s.kind === 'pdf' && s.status === 'trained' && q.ocrAvailable() ? h('button', { type: 'button', class: 'icon', testid: 'force-ocr', title: 'Read every page with OCR (for a bad text layer)',
+            'aria-label': 'Read every page of ' + s.name + ' with OCR', onclick: function () {
+              q.setForceOcr(s.id, true).then(function () { QuireUI.toast(s.name + ' will be read with OCR on the next Train.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
+            } }, 'OCR') : null,
+          h('button', { type: 'button', class: 'icon', testid: 'remove-source', 'aria-label': 'Remove ' + s.name, title: 'Remove',
           onclick: function () { remove(s); } }, '✕'))));
     });
     table.appendChild(body);
@@ -149,7 +154,21 @@
     q.remove(s.id).then(function () { QuireUI.toast('Removed ' + s.name + '.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
   }
 
-  var STAGE_TEXT = { extract: 'reading', chunk: 'cutting into passages', chunked: 'done', failed: 'failed', skip: 'already known, skipped', index: 'indexing', save: 'saving', done: 'finished' };
+  function ocrNote(s) {
+    var read = Object.keys(s.ocr_pages || {});
+    var note = '';
+    if (read.length) {
+      var conf = read.reduce(function (sum, p) { return sum + s.ocr_pages[p]; }, 0) / read.length;
+      note += ' · ' + read.length + (read.length === 1 ? ' page' : ' pages') + ' read by OCR (' + Math.round(conf) + '% confidence)';
+    }
+    if (s.needs_ocr_pages && s.needs_ocr_pages.length) {
+      note += ' · ' + s.needs_ocr_pages.length + ' scanned page(s) not searchable' + (q.ocrAvailable() ? '' : ': OCR is not included in this copy of Quire');
+    }
+    if (s.force_ocr && s.status === 'staged') note += ' · every page will be read by OCR';
+    return note;
+  }
+
+  var STAGE_TEXT = { ocr: 'reading scanned pages', embed: 'adding meaning vectors', extract: 'reading', chunk: 'cutting into passages', chunked: 'done', failed: 'failed', skip: 'already known, skipped', index: 'indexing', save: 'saving', done: 'finished' };
 
   function train() {
     if (training) return;
@@ -169,6 +188,19 @@
       if (e.stage === 'done') pct = 100;
       bar.firstChild.style.width = Math.min(pct, 100) + '%';
       bar.setAttribute('aria-valuenow', String(Math.min(pct, 100)));
+      if (e.stage === 'ocr') {
+        rows[e.file] = rows[e.file] || files.appendChild(h('li'));
+        rows[e.file].textContent = e.file + ' — OCR: page ' + (e.done + (e.done < e.pages ? 1 : 0)) + ' of ' + e.pages +
+          (e.eta_s ? ', about ' + e.eta_s + ' s left' : '');
+        label.textContent = 'File ' + e.file_index + ' of ' + e.files + ': reading scanned pages (' + e.done + ' of ' + e.pages + ' done' +
+          (e.eta_s ? ', about ' + e.eta_s + ' s left' : '') + ')';
+        label.dataset.testid = 'train-stage';
+        return;
+      }
+      if (e.stage === 'embed') {
+        label.textContent = 'Adding meaning vectors with ' + e.model + ': ' + e.done + ' of ' + e.total;
+        return;
+      }
       if (e.file) {
         if (!rows[e.file]) { rows[e.file] = h('li'); files.appendChild(rows[e.file]); }
         rows[e.file].textContent = e.file + ' — ' + (STAGE_TEXT[e.stage] || e.stage) +

@@ -34,7 +34,18 @@
           QuireUI.toast(r.keep_originals ? 'Originals will be kept.' : 'Originals are no longer kept; ' + r.removed + ' removed to free space.');
         }, function (e) { QuireUI.toast(e.message, 'error'); });
       } });
-    document.addEventListener('quire:ready', function () { q.librarySettings().then(function (st) { keep.checked = st.keep_originals; }); });
+    var ocrLang = h('select', { testid: 'ocr-language', onchange: function () {
+      q.setOcrLanguage(ocrLang.value).then(function () { QuireUI.toast('Scanned pages will be read as ' + ocrLang.selectedOptions[0].textContent + '.'); },
+        function (e) { QuireUI.toast(e.message, 'error'); });
+    } }, h('option', { value: 'auto' }, 'The source’s language (English and German when unknown)'), h('option', { value: 'eng' }, 'English'),
+      h('option', { value: 'deu' }, 'German'), h('option', { value: 'eng+deu' }, 'English and German'));
+    var ocrNote = h('small', { class: 'muted', testid: 'ocr-note' });
+    document.addEventListener('quire:ready', function () {
+      q.librarySettings().then(function (st) { keep.checked = st.keep_originals; ocrLang.value = st.ocr_language || 'auto'; });
+      ocrNote.textContent = q.ocrAvailable() ? 'Scanned pages and images are read during Train, in this tab, with no download.'
+        : 'OCR is not included in this copy of Quire (it was built with --no-ocr): scanned pages stay unsearchable.';
+      ocrLang.disabled = !q.ocrAvailable();
+    });
     root.append(
       h('div', { class: 'view-head' }, h('h2', null, 'Settings')),
       h('div', { class: 'card settings' },
@@ -51,6 +62,7 @@
         h('h3', null, 'Library'),
         field('Largest file to add (MB)', maxMb),
         h('label', { class: 'inline' }, keep, ' Keep original files in this browser (lets citations show the whole page later)'),
+        field('Language of scanned pages (OCR)', ocrLang), ocrNote,
         h('label', { class: 'inline' }, allowUrl, ' Allow adding web pages by address (the page may then contact the sites you add)')));
     document.addEventListener('quire:llm-status', function (e) { render(e.detail); });
     document.addEventListener('quire:ready', function () { refresh(); });
