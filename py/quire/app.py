@@ -135,6 +135,46 @@ class Quire:
     async def usage(self) -> dict:
         return await self.store.usage()
 
+    # -- every other engine method, by its window.quire name ------------------
+    SERVICES = ("library", "llm", "embeddings", "chat", "study", "progress")
+
+    async def call(self, method: str, *args, emit: Emit | None = None, cancelled=None, payload: bytes | None = None):
+        """Run an engine method by the name the page uses, with the same arguments.
+
+        >>> # await q.call("ask", "What makes ATP?", {"scope": {"category": "Biology"}})
+        >>> # await q.call("studyGenerate", "quiz", {"count": 5, "difficulty": "easy"})
+        """
+        from importlib import import_module
+
+        from quire.services import Context
+
+        for name in self.SERVICES:
+            handler = import_module(f"quire.services.{name}").METHODS.get(method)
+            if handler is not None:
+                result = handler(self, Context(emit, cancelled, payload), *args)
+                return await result if hasattr(result, "__await__") else result
+        raise LibraryError(f"unknown method {method!r}")
+
+    async def ask(self, question: str, scope=None, session: str | None = None, emit: Emit | None = None) -> dict:
+        """A cited answer (or, with no model, the best passages); see ``window.quire.ask``."""
+        return await self.call("ask", question, {"scope": scope, "session": session}, emit=emit)
+
+    async def generate(self, kind: str, scope=None, count: int = 10, difficulty: str = "medium", **opts) -> dict:
+        """A quiz, flashcard deck, workshop or mind map from the scope; see ``window.quire.generate``."""
+        return await self.call("studyGenerate", kind, {"scope": scope, "count": count, "difficulty": difficulty, **opts})
+
+    async def review(self, deck_id: str) -> dict:
+        return await self.call("review", deck_id)
+
+    async def progress(self, tz: int | None = None) -> dict:
+        return await self.call("progress", tz)
+
+    async def export_vault(self) -> dict:
+        return await self.call("exportVault")
+
+    async def import_vault(self, data: bytes, mode: str = "merge") -> dict:
+        return await self.call("importVault", mode, payload=data)
+
 
 def _body(chunk: dict) -> str:
     """A chunk's text without its breadcrumb prefix."""
