@@ -85,7 +85,9 @@ def serve():
         s.stop()
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an event loop running in this thread
+# while it is open, and CPython tests in later modules call asyncio.run().
+@pytest.fixture(scope="module")
 def playwright_instance():
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium (or set QUIRE_CHROMIUM)")
@@ -95,7 +97,7 @@ def playwright_instance():
         yield p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright_instance):
     b = playwright_instance.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     yield b
