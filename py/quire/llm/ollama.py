@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from contextlib import aclosing
+
 from .events import LLMError, ModelInfo, PullProgress
 from .parse import OllamaDecoder, Reply, http_error, ollama_events, parse_pull_line
 from .transport import AsyncTransport, Transport, UrllibTransport
@@ -82,6 +84,36 @@ def _check_pull_end(last: PullProgress | None) -> None:
 
 
 # --- sync ------------------------------------------------------------------------
+def decode_reply(resp, decoder, streaming: bool, whole_events):
+    """Events of one chat reply: line by line when streaming, else from the one JSON body.
+    ``whole_events`` turns that body into events (Ollama and OpenAI shapes differ)."""
+    try:
+        if streaming:
+            for line in resp.iter_lines():
+                yield from decoder.feed(line)
+            yield from decoder.close()
+        else:
+            yield from decoder.reply.add(whole_events(resp.json()))
+    finally:
+        resp.close()
+
+
+async def decode_reply_async(resp, decoder, streaming: bool, whole_events):
+    """``decode_reply`` for an async response."""
+    try:
+        if streaming:
+            async for line in resp.iter_lines():
+                for ev in decoder.feed(line):
+                    yield ev
+            for ev in decoder.close():
+                yield ev
+        else:
+            for ev in decoder.reply.add(whole_events(await resp.json())):
+                yield ev
+    finally:
+        await resp.close()
+
+
 class ChatStream:
     """Iterate for events; ``reply`` keeps what arrived (also after an error);
     ``close()`` is the stop button: it drops the connection."""
@@ -150,15 +182,7 @@ class OllamaClient:
 
     def _chat_events(self, body: dict, decoder: OllamaDecoder):
         resp = self._send("POST", "/api/chat", body, body["stream"])
-        try:
-            if body["stream"]:
-                for line in resp.iter_lines():
-                    yield from decoder.feed(line)
-                yield from decoder.close()
-            else:
-                yield from decoder.reply.add(ollama_events(resp.json()))
-        finally:
-            resp.close()
+        yield from decode_reply(resp, decoder, body["stream"], ollama_events)
 
     def pull(self, model: str):
         resp = self._send("POST", "/api/pull", {"model": model, "stream": True}, True)
@@ -241,18 +265,10 @@ class AsyncOllamaClient:
 
     async def _chat_events(self, body: dict, decoder: OllamaDecoder):
         resp = await self._send("POST", "/api/chat", body, body["stream"])
-        try:
-            if body["stream"]:
-                async for line in resp.iter_lines():
-                    for ev in decoder.feed(line):
-                        yield ev
-                for ev in decoder.close():
-                    yield ev
-            else:
-                for ev in decoder.reply.add(ollama_events(await resp.json())):
-                    yield ev
-        finally:
-            await resp.close()
+        # aclosing: a Stop (closing this generator) must close the response at once, not at GC time
+        async with aclosing(decode_reply_async(resp, decoder, body["stream"], ollama_events)) as events:
+            async for ev in events:
+                yield ev
 
     async def pull(self, model: str):
         resp = await self._send("POST", "/api/pull", {"model": model, "stream": True}, True)

@@ -9,10 +9,12 @@ Quire keeps its history in Ollama's shape; ``openai_messages`` converts it:
 
 from __future__ import annotations
 
+from contextlib import aclosing
+
 import json
 
 from .events import LLMError, ModelInfo
-from .ollama import AsyncChatStream, ChatStream, EMBED_BATCH, batches
+from .ollama import EMBED_BATCH, AsyncChatStream, ChatStream, batches, decode_reply, decode_reply_async
 from .parse import OpenAIDecoder, http_error, openai_reply_events
 from .transport import AsyncTransport, Transport, UrllibTransport
 
@@ -140,15 +142,7 @@ class OpenAICompatClient:
 
     def _chat_events(self, body: dict, decoder: OpenAIDecoder):
         resp = self._send("POST", "/chat/completions", body, body["stream"])
-        try:
-            if body["stream"]:
-                for line in resp.iter_lines():
-                    yield from decoder.feed(line)
-                yield from decoder.close()
-            else:
-                yield from decoder.reply.add(openai_reply_events(resp.json()))
-        finally:
-            resp.close()
+        yield from decode_reply(resp, decoder, body["stream"], openai_reply_events)
 
     def pull(self, model: str):
         raise LLMError(_NO_PULL, kind="http", status=501)
@@ -190,18 +184,10 @@ class AsyncOpenAICompatClient:
 
     async def _chat_events(self, body: dict, decoder: OpenAIDecoder):
         resp = await self._send("POST", "/chat/completions", body, body["stream"])
-        try:
-            if body["stream"]:
-                async for line in resp.iter_lines():
-                    for ev in decoder.feed(line):
-                        yield ev
-                for ev in decoder.close():
-                    yield ev
-            else:
-                for ev in decoder.reply.add(openai_reply_events(await resp.json())):
-                    yield ev
-        finally:
-            await resp.close()
+        # aclosing: a Stop (closing this generator) must close the response at once, not at GC time
+        async with aclosing(decode_reply_async(resp, decoder, body["stream"], openai_reply_events)) as events:
+            async for ev in events:
+                yield ev
 
     async def pull(self, model: str):
         raise LLMError(_NO_PULL, kind="http", status=501)
