@@ -159,3 +159,10 @@ def test_service_worker_lists_every_file_and_the_build(built_dist):
     files = json.loads(re.search(r"var FILES = (\[.*?\]);", sw).group(1))
     assert set(files) == {"./"} | (set(manifest["files"]) - {"sw.js"})
     assert f"var BUILD = '{manifest['build']}'" in sw
+
+
+def test_a_machine_without_npm_still_builds_without_ocr(tmp_path, monkeypatch, capsys):
+    pins = build.load_pins()
+    monkeypatch.setattr(build.shutil, "which", lambda name: None)
+    assert build.fetch_ocr_or_skip(pins, tmp_path / "empty-cache") == {}
+    assert "building without OCR" in capsys.readouterr().err
