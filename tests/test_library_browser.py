@@ -212,3 +212,19 @@ def test_adding_a_web_address(context, built_dist, serve, website):
     page.evaluate("quire.train()")
     hit = page.evaluate("quire.search('moon tides')")[0]
     assert hit["source"] == "tides.html" and "menu" not in hit["text"]
+
+
+def test_a_folder_is_added_with_everything_in_it(context, built_dist, serve, tmp_path, page_log):
+    folder = tmp_path / "Course notes"
+    (folder / "week 2").mkdir(parents=True)
+    (folder / "intro.md").write_text("# Intro\nPlate tectonics moves continents.")
+    (folder / "week 2" / "rivers.md").write_text("# Rivers\nMeanders migrate across floodplains.")
+    page = page_log.attach(context.new_page())
+    page.set_default_timeout(120_000)
+    page.goto(serve(built_dist).url)
+    wait_ready(page)
+    page.get_by_test_id("folder-input").set_input_files(str(folder))
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=source-row][data-status=staged]').length === 2")
+    assert sorted(r[0] for r in rows(page)) == ["intro.md", "rivers.md"]
+    assert "2 added" in train_in_page(page)
+    assert page.evaluate("quire.search('meanders')")[0]["source"] == "rivers.md"
