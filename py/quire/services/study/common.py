@@ -1,0 +1,125 @@
+"""Shared pieces of the study hub: constants, the progress hooks, the store and scope helpers."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from datetime import datetime, timezone
+
+from quire.model import Chunk
+from quire.study.validate import StudyError
+
+KINDS = ("quiz", "flashcards", "workshop", "mindmap")
+BUCKET = "study"
+OVERRIDES_KEY = "prompt_overrides"  # in the "settings" bucket: {template name: text}
+STUDY_TEMPLATES = ("quiz", "flashcards", "workshop_outline", "workshop_lesson", "mindmap")
+TEMPERATURE = 0.1  # structured output: stay close to the passages
+MAX_OFFLINE_CHUNKS = 400  # the no-LLM map/outline reads structure; beyond this it only gets slower
+NO_AI = "made without an AI model"
+
+# Progress hooks: each is called with {"kind": "quiz_answer" | "card_review" | "lesson_open" | ...,
+# "scoped", "sources", "correct" | "rating", "item", "t"}; a failing hook never breaks studying.
+ON_STUDY_ACTION: list = []
+log = logging.getLogger("quire.services.study")
+
+
+# ---------------------------------------------------------------- helpers
+def _now(now=None) -> datetime:
+    if isinstance(now, str) and now:
+        return datetime.fromisoformat(now.replace("Z", "+00:00"))
+    return now or datetime.now(timezone.utc)
+
+
+def _iso(dt: datetime) -> str:
+    return dt.isoformat()
+
+
+async def _emit_action(event: dict) -> None:
+    event = {"t": int(time.time() * 1000), **event}
+    for hook in list(ON_STUDY_ACTION):
+        try:
+            result = hook(event)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:  # progress tracking must never break studying
+            log.exception("study action hook failed")
+
+
+async def _action(record: dict, kind: str, **extra) -> None:
+    await _emit_action({"kind": kind, "scoped": bool(record.get("scope")), "sources": list(record.get("sources", [])),
+                        **extra})
+
+
+async def _load(engine, set_id: str) -> dict:
+    record = await engine.store.get(BUCKET, set_id)
+    if record is None:
+        raise StudyError("That study set no longer exists (it may have been deleted).")
+    return record
+
+
+async def _save(engine, record: dict) -> dict:
+    await engine.store.commit([(BUCKET, record["id"], record)])
+    return record
+
+
+def _scope_sources(engine, scope) -> tuple[list[dict], str]:
+    """Trained sources in ``scope`` (None = all, {"category"}, {"sources": [ids]}) and a label."""
+    trained = [s for s in engine.sources() if s["status"] == "trained"]
+    if isinstance(scope, dict) and scope.get("category"):
+        chosen = [s for s in trained if s.get("category") == scope["category"]]
+        return chosen, scope["category"]
+    if isinstance(scope, dict) and scope.get("sources"):
+        wanted = set(scope["sources"])
+        chosen = [s for s in trained if s["id"] in wanted]
+        label = chosen[0]["name"] if len(chosen) == 1 else f"{len(chosen)} sources"
+        return chosen, label
+    return trained, "all your documents"
+
+
+async def _scope_chunks(engine, sources: list[dict]) -> tuple[list[Chunk], dict[str, str]]:
+    """Chunks for the generators, named by source name (what a model should see).
+
+    Their ``source_id`` is the source *name* and ``start`` is the chunk number, so
+    ``items.chunk_id`` gives ``<name>:<n>``; ``rename`` maps that back to the
+    library's ``<source id>:<n>``.
+    """
+    chunks, rename, taken = [], {}, set()
+    for source in sources:
+        name, k = source["name"], 2
+        while name in taken:
+            name, k = f"{source['name']} ({k})", k + 1
+        taken.add(name)
+        rename[name] = source["id"]
+        for c in await engine.library.chunks_of(source["id"]):
+            chunks.append(Chunk(name, c["location"], c["n"], c["n"] + 1, c["text"], c.get("hash") or ""))
+    return chunks, rename
+
+
+def _relink(node, rename: dict[str, str]):
+    """Rewrite every ``chunk_ids`` / ``chunk_hashes`` from ``<name>:<n>`` to ``<source id>:<n>``."""
+    def fix(cid: str) -> str:
+        name, _, n = cid.rpartition(":")
+        return f"{rename.get(name, name)}:{n}"
+
+    if isinstance(node, list):
+        return [_relink(v, rename) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key == "chunk_ids":
+            out[key] = [fix(c) for c in value]
+        elif key == "chunk_hashes":
+            out[key] = {fix(c): h for c, h in value.items()}
+        else:
+            out[key] = _relink(value, rename)
+    return out
+
+
+async def _overrides(engine) -> dict:
+    return await engine.store.get("settings", OVERRIDES_KEY) or {}
+
+
+def _use_model(engine, opts: dict) -> bool:
+    return bool(engine.llm.chat_model) and not opts.get("offline")

@@ -1,0 +1,70 @@
+"""Flashcard decks: the review queue, rating a card, resolving cards whose source changed."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from quire.study import fsrs_sched
+from quire.study.validate import StudyError
+
+from .common import _action, _iso, _load, _now, _save
+from .sets import _current_hashes, _flags, _view
+
+
+def _card_view(item: dict, state: dict, now: datetime, flags: dict) -> dict:
+    return {**item, "due": state["due"], "state": state, "intervals": fsrs_sched.next_intervals(state, now),
+            "flagged": flags.get(item["id"], [])}
+
+
+async def _review(engine, ctx, deck_id, now=None, limit=100):
+    """The due queue (most overdue first; cards whose source changed come first), with button labels."""
+    record = await _load(engine, deck_id)
+    if record["kind"] != "flashcards":
+        raise StudyError("Only flashcard decks can be reviewed.")
+    now = _now(now)
+    flags = await _flags(engine, record)
+    by_id = {i["id"]: i for i in record["items"]}
+    due = fsrs_sched.due_queue(record["schedules"], now)
+    queue = [i for i in flags if i in by_id] + [i for i in due if i not in flags]
+    cards = [_card_view(by_id[i], record["schedules"][i], now, flags) for i in queue[:limit]]
+    dues = sorted((fsrs_sched.due_at(s), k) for k, s in record["schedules"].items())
+    upcoming = [d for d in dues if d[0] > now]
+    return {"deck_id": deck_id, "title": record["title"], "now": _iso(now), "cards": cards, "due": len(due),
+            "total": len(record["items"]), "flagged": len(flags),
+            "next_due": upcoming[0][0].isoformat() if upcoming else None,
+            "schedule": {k: s["due"] for k, s in record["schedules"].items()}}
+
+
+async def _rate(engine, ctx, deck_id, card_id, rating, now=None):
+    record = await _load(engine, deck_id)
+    if card_id not in record.get("schedules", {}):
+        raise StudyError("That card is not in this deck any more.")
+    now = _now(now)
+    state, review_log = fsrs_sched.review(record["schedules"][card_id], rating, now)
+    record["schedules"][card_id] = state
+    record.setdefault("reviews", []).append({"card": card_id, "rating": str(rating).lower(), "at": _iso(now)})
+    await _save(engine, record)
+    item = next(i for i in record["items"] if i["id"] == card_id)
+    rating_name = fsrs_sched.RATINGS[int(fsrs_sched._rating(rating)) - 1]
+    await _action(record, "card_review", rating=rating_name, item=card_id)
+    lapse = rating_name == "again"
+    return {"card_id": card_id, "due": state["due"], "interval": fsrs_sched.format_interval(fsrs_sched.due_at(state) - now),
+            "lapse": lapse, "chunk_ids": item.get("chunk_ids", []) if lapse else [],
+            "next": await _review(engine, ctx, deck_id, _iso(now))}
+
+
+async def _resolve_card(engine, ctx, deck_id, card_id, action="keep"):
+    """A flagged card: "keep" accepts the source as it is now; "delete" drops the card."""
+    record = await _load(engine, deck_id)
+    if action == "delete":
+        record["items"] = [i for i in record["items"] if i["id"] != card_id]
+        record["schedules"].pop(card_id, None)
+    elif action == "keep":
+        current = await _current_hashes(engine, record)
+        for item in record["items"]:
+            if item["id"] == card_id:
+                item["chunk_hashes"] = {c: current[c] for c in item.get("chunk_hashes", {}) if c in current}
+    else:
+        raise ValueError(f"unknown action {action!r}; choose keep or delete")
+    await _save(engine, record)
+    return await _view(engine, record)

@@ -1,0 +1,83 @@
+"""Exports (Markdown, CSV, OPML, Anki .apkg) and imports (Anki, Quizlet)."""
+
+from __future__ import annotations
+
+import base64
+
+from quire.study.items import item_id
+from quire.study.validate import StudyError
+
+from .common import _load, _save
+from .generation import _new_record
+from .sets import _view
+
+
+# ---------------------------------------------------------------- exports and imports
+def _slug(title: str) -> str:
+    keep = "".join(ch if ch.isalnum() or ch in " -_" else " " for ch in title)
+    return "-".join(keep.split())[:60] or "quire"
+
+
+async def _export(engine, ctx, set_id, fmt):
+    """``{"filename", "mime", "text"}`` or, for .apkg, ``{"filename", "mime", "base64"}``."""
+    from quire.study import export  # lazy: .apkg needs sqlite3, which loads after the engine starts
+
+    record = await _load(engine, set_id)
+    kind, name = record["kind"], _slug(record["title"])
+    formats = {"quiz": ("markdown", "csv"), "flashcards": ("apkg", "csv", "markdown"),
+               "workshop": ("markdown",), "mindmap": ("markdown", "opml")}[kind]
+    if fmt not in formats:
+        raise ValueError(f"a {kind} exports as {', '.join(formats)} (not {fmt!r})")
+    if fmt == "apkg":
+        data = export.write_apkg(record["items"], record["title"])
+        return {"filename": f"{name}.apkg", "mime": "application/octet-stream", "base64": base64.b64encode(data).decode()}
+    if fmt == "csv":
+        cards = record["items"] if kind == "flashcards" else [
+            {"type": "basic", "front": i["question"], "back": i["options"][i["answer"]]} for i in record["items"]]
+        return {"filename": f"{name}.csv", "mime": "text/csv", "text": export.quizlet_text(cards, "comma")}
+    if fmt == "opml":
+        return {"filename": f"{name}.opml", "mime": "text/x-opml", "text": export.mindmap_opml(record["map"])}
+    if kind == "quiz":
+        text = export.quiz_markdown(record["items"], record["title"])
+    elif kind == "flashcards":
+        text = export.deck_markdown(record["items"], record["title"])
+    elif kind == "mindmap":
+        text = export.mindmap_markdown(record["map"])
+    else:
+        outline = record["outline"]
+        parts = [export.outline_markdown(outline)]
+        for m, module in enumerate(outline["modules"]):
+            for l, _ in enumerate(module["lessons"]):
+                lesson = record["lessons"].get(f"{m}.{l}")
+                if lesson:
+                    parts.append(export.lesson_markdown(lesson))
+        text = "\n".join(parts)
+    return {"filename": f"{name}.md", "mime": "text/markdown", "text": text}
+
+
+async def _import(engine, ctx, filename, title=None):
+    """A deck from an .apkg (Anki) or .csv/.txt (Quizlet) file in ``ctx.payload``."""
+    from quire.study import export  # lazy: sqlite3 loads after the engine starts
+
+    data = ctx.payload or b""
+    lower = filename.lower()
+    if lower.endswith((".apkg", ".colpkg")):
+        try:
+            cards = export.read_apkg(data)
+        except Exception as exc:  # zipfile/sqlite errors: say what the file is not
+            raise StudyError(f"{filename} could not be read as an Anki deck ({exc}).") from None
+    elif lower.endswith((".csv", ".txt", ".tsv")):
+        cards = export.read_quizlet(data.decode("utf-8", errors="replace"))
+    else:
+        raise StudyError(f"{filename}: import takes an Anki .apkg or a Quizlet .csv/.txt file.")
+    if not cards:
+        raise StudyError(f"{filename} holds no cards Quire can read.")
+    items = [{**c, "chunk_ids": [], "chunk_hashes": {}, "made_without_ai": True} for c in cards]
+    for item in items:
+        item["id"] = item_id(item)
+    items = list({i["id"]: i for i in items}.values())
+    record = _new_record("flashcards", {"items": items, "report": {"kept": len(items), "dropped": []}}, scope=None,
+                         label=filename, sources=[], title=title or f"Flashcards: {filename}")
+    record["imported"] = True
+    await _save(engine, record)
+    return await _view(engine, record)

@@ -1,0 +1,155 @@
+"""Making sets: model calls (replayed into the synchronous generators) and the no-LLM fallback."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from datetime import datetime, timezone
+
+from quire.llm.events import LLMError
+from quire.model import Chunk
+from quire.study import fsrs_sched, quiz
+from quire.study.generate import DIFFICULTIES, generate
+from quire.study.validate import StudyError
+
+from .common import (KINDS, MAX_OFFLINE_CHUNKS, NO_AI, TEMPERATURE, _iso, _overrides, _relink, _save, _scope_chunks,
+                     _scope_sources, _use_model)
+from .sets import _view
+
+
+class _NeedReply(Exception):
+    """Raised inside ``generate``'s (sync) model call: ask the (async) model, then replay."""
+
+
+async def _ask(engine, ctx, prompt: str, schema: dict) -> str:
+    """One structured-output call, streamed so Stop works and progress shows."""
+    ctx.emit({"stage": "ask", "message": f"Asking {engine.llm.chat_model}…", "chars": 0})
+    stream = engine.llm.client().chat(engine.llm.chat_model, [{"role": "user", "content": prompt}], stream=True,
+                                      format=schema, options=engine.llm.options(temperature=TEMPERATURE))
+    n = 0
+    async for _ in stream:
+        n += 1
+        if ctx.cancelled():
+            await stream.close()
+            raise StudyError("Stopped. Nothing was saved.")
+        if n % 16 == 0:
+            ctx.emit({"stage": "ask", "message": f"{engine.llm.chat_model} is writing…", "chars": len(stream.reply.text)})
+    return stream.reply.text
+
+
+async def _generate_with_model(engine, ctx, kind: str, chunks: list[Chunk], **kw) -> dict:
+    """``generate`` is synchronous; replay it with the model's answers gathered so far."""
+    replies: list[str] = []
+    overrides = await _overrides(engine)
+    while True:
+        queued = iter(list(replies))
+
+        def call(prompt, schema):
+            try:
+                return next(queued)
+            except StopIteration:
+                raise _NeedReply(prompt, schema) from None
+
+        try:
+            ctx.emit({"stage": "check", "message": "Checking every item…"} if replies else
+                     {"stage": "select", "message": "Choosing representative passages…"})
+            return generate(kind, chunks, call, overrides=overrides, **kw)
+        except _NeedReply as need:
+            if len(replies) >= 2:
+                raise StudyError("The model was asked twice and gave nothing usable.") from None
+            replies.append(await _ask(engine, ctx, *need.args))
+
+
+# ---------------------------------------------------------------- making sets
+def _offline(kind: str, chunks: list[Chunk], count: int, title: str, topic: str) -> dict:
+    from quire.study import offline_cards, offline_maps, offline_quiz
+    from quire.study.select import select_chunks
+
+    if kind in ("quiz", "flashcards"):
+        picked = select_chunks(chunks, max(15, count), topic=topic, max_chars=10**9)
+        items = (offline_quiz.make_quiz if kind == "quiz" else offline_cards.make_cloze_cards)(picked, count)
+        if not items:
+            raise StudyError("These documents have too few full sentences to make questions from without an AI model.")
+        return {"items": items}
+    picked = chunks[:MAX_OFFLINE_CHUNKS]
+    if kind == "mindmap":
+        return {"map": offline_maps.make_mindmap(picked, title)}
+    return {"outline": offline_maps.make_outline(picked, title)}
+
+
+async def _generate(engine, ctx, kind, opts=None):
+    opts = dict(opts or {})
+    if kind not in KINDS:
+        raise ValueError(f"unknown study tool {kind!r}; choose one of: {', '.join(KINDS)}")
+    count = max(1, min(int(opts.get("count") or 10), 50))
+    difficulty = opts.get("difficulty") or "medium"
+    if difficulty not in DIFFICULTIES:
+        raise ValueError(f"unknown difficulty {difficulty!r}; choose one of: {', '.join(DIFFICULTIES)}")
+    topic = (opts.get("topic") or "").strip()
+    scope = opts.get("scope") or None
+    sources, label = _scope_sources(engine, scope)
+    if not sources:
+        raise StudyError("Nothing to study here: no trained sources in this scope. Add documents in the Library "
+                         "and press Train, or choose a wider scope.")
+    ctx.emit({"stage": "read", "message": "Reading the passages…"})
+    chunks, rename = await _scope_chunks(engine, sources)
+    if not any(c.text.strip() for c in chunks):
+        raise StudyError("Nothing to study here: the chosen sources have no text.")
+    title = opts.get("title") or ""
+    note = None
+    made: dict | None = None
+    if _use_model(engine, opts):
+        gen_kind = {"workshop": "workshop_outline"}.get(kind, kind)
+        try:
+            out = await _generate_with_model(engine, ctx, gen_kind, chunks, count=count, difficulty=difficulty,
+                                             scope=label, topic=topic)
+        except LLMError as exc:
+            if exc.kind != "connection":
+                raise
+            note = f"The model server could not be reached, so this was {NO_AI}."
+        else:
+            report = out["report"]
+            if kind in ("quiz", "flashcards"):
+                made = {"items": out["items"]}
+            else:
+                made = {"map" if kind == "mindmap" else "outline": out["items"][0]}
+            made["report"] = report
+    if made is None:
+        ctx.emit({"stage": "offline", "message": "Making it without an AI model…"})
+        made = _offline(kind, chunks, count, title, topic)
+        made["report"] = {"kept": len(made.get("items", [])) or 1, "dropped": [], "offered": None, "note": note}
+    if ctx.cancelled():
+        raise StudyError("Stopped. Nothing was saved.")
+    made = _relink(made, rename)
+    record = _new_record(kind, made, scope=scope, label=label, sources=[s["id"] for s in sources],
+                         difficulty=difficulty, topic=topic, title=title)
+    ctx.emit({"stage": "save", "message": "Saving…"})
+    await _save(engine, record)
+    return await _view(engine, record)
+
+
+def _new_record(kind, made, *, scope, label, sources, difficulty="medium", topic="", title="") -> dict:
+    now = datetime.now(timezone.utc)
+    report = made.get("report") or {}
+    items = made.get("items", [])
+    no_ai = all(i.get("made_without_ai") for i in items) if items else bool(
+        (made.get("map") or made.get("outline") or {}).get("made_without_ai"))
+    name = {"quiz": "Quiz", "flashcards": "Flashcards", "workshop": "Workshop", "mindmap": "Mind map"}[kind]
+    if not title:
+        doc = made.get("map") or made.get("outline")
+        title = (doc or {}).get("title") or (doc or {}).get("topic") if kind in ("workshop", "mindmap") else ""
+        title = f"{name}: {title or topic or label}"
+    record = {"id": hashlib.sha256(f"{kind}{now.isoformat()}{title}".encode()).hexdigest()[:12], "kind": kind,
+              "title": title, "created": time.time(), "scope": scope, "scope_label": label, "sources": sources,
+              "difficulty": difficulty, "topic": topic, "made_without_ai": no_ai, "report": report}
+    if kind == "quiz":
+        record["items"] = items
+        record["session"] = quiz.start(items, _iso(now))
+    elif kind == "flashcards":
+        record["items"] = items
+        record["schedules"] = {i["id"]: fsrs_sched.new_schedule(fsrs_sched.card_number(i["id"]), now) for i in items}
+    elif kind == "workshop":
+        record.update(outline=made["outline"], lessons={}, done=[])
+    else:
+        record["map"] = made["map"]
+    return record

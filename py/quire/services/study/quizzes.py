@@ -1,0 +1,50 @@
+"""Quiz play: answer, submit, restart."""
+
+from __future__ import annotations
+
+from quire.study import quiz
+from quire.study.validate import StudyError
+
+from .common import _action, _iso, _load, _now, _save
+
+
+# ---------------------------------------------------------------- quiz play
+def _public_session(record: dict) -> dict:
+    s = record["session"]
+    return {"session": s, "score": quiz.score(s), "position": quiz.resume(s)[0], "total": quiz.resume(s)[1],
+            "current": quiz.current(s), "history": s["history"]}
+
+
+async def _quiz_answer(engine, ctx, set_id, choice, now=None):
+    record = await _load(engine, set_id)
+    item = quiz.current(record["session"])
+    if item is None:
+        raise StudyError("This quiz run is finished; start it again to play once more.")
+    record["session"] = quiz.answer(record["session"], choice, _iso(_now(now)))
+    await _save(engine, record)
+    correct = choice == item["answer"]
+    await _action(record, "quiz_answer", correct=correct, item=item.get("id"))
+    if record["session"]["status"] == "finished":
+        sc = quiz.score(record["session"])
+        await _action(record, "quiz_complete", score=sc["correct"], total=sc["total"])
+    return {"correct": correct, "answer": item["answer"], "explanation": item.get("explanation", ""),
+            "chunk_ids": item.get("chunk_ids", []), **_public_session(record)}
+
+
+async def _quiz_submit(engine, ctx, set_id, now=None):
+    """Finish the run now; unanswered questions count as skipped."""
+    record = await _load(engine, set_id)
+    while quiz.current(record["session"]) is not None:
+        record["session"] = quiz.answer(record["session"], None, _iso(_now(now)))
+    await _save(engine, record)
+    return _public_session(record)
+
+
+async def _quiz_restart(engine, ctx, set_id, only_wrong=False, now=None):
+    record = await _load(engine, set_id)
+    s = record["session"]
+    if s["status"] != "finished" and not s["answers"]:
+        return _public_session(record)
+    record["session"] = quiz.restart(s, _iso(_now(now)), only_wrong=bool(only_wrong))
+    await _save(engine, record)
+    return _public_session(record)

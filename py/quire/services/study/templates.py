@@ -1,0 +1,43 @@
+"""Prompt templates: list them, read one, keep or reset a person's override."""
+
+from __future__ import annotations
+
+from quire import prompts
+from quire.study.generate import TEMPLATE_VARIABLES
+
+from .common import OVERRIDES_KEY, STUDY_TEMPLATES, _overrides
+
+
+# ---------------------------------------------------------------- prompt templates
+async def _templates(engine, ctx):
+    overrides = await _overrides(engine)
+    return [{"name": n, "variables": sorted(TEMPLATE_VARIABLES[n]), "overridden": n in overrides} for n in STUDY_TEMPLATES]
+
+
+def _check_template_name(name: str) -> None:
+    if name not in STUDY_TEMPLATES:
+        raise ValueError(f"unknown template {name!r}; choose one of: {', '.join(STUDY_TEMPLATES)}")
+
+
+async def _template(engine, ctx, name):
+    _check_template_name(name)
+    overrides = await _overrides(engine)
+    default = prompts.load(name)
+    return {"name": name, "text": overrides.get(name, default), "default": default, "overridden": name in overrides,
+            "variables": sorted(TEMPLATE_VARIABLES[name])}
+
+
+async def _save_override(engine, ctx, name, text):
+    """Keep a person's edit; it must use exactly the variables the code passes."""
+    _check_template_name(name)
+    prompts.render_text(text, {v: "" for v in TEMPLATE_VARIABLES[name]}, name=f"your {name} template")
+    overrides = {**await _overrides(engine), name: text}
+    await engine.store.commit([("settings", OVERRIDES_KEY, overrides)])
+    return await _template(engine, ctx, name)
+
+
+async def _reset_override(engine, ctx, name):
+    _check_template_name(name)
+    overrides = {k: v for k, v in (await _overrides(engine)).items() if k != name}
+    await engine.store.commit([("settings", OVERRIDES_KEY, overrides)])
+    return await _template(engine, ctx, name)

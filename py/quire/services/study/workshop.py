@@ -1,0 +1,84 @@
+"""Workshops: lessons written the first time they are opened, and marked done."""
+
+from __future__ import annotations
+
+from quire.llm.events import LLMError
+from quire.model import Chunk
+from quire.study.items import location_label, stamp
+from quire.study.validate import StudyError
+
+from .common import _action, _load, _relink, _save, _scope_chunks, _use_model
+from .generation import _generate_with_model
+from .sets import _view
+
+
+# ---------------------------------------------------------------- workshops
+def _lesson_at(record: dict, module: int, lesson: int) -> tuple[dict, dict]:
+    try:
+        m = record["outline"]["modules"][int(module)]
+        return m, m["lessons"][int(lesson)]
+    except (IndexError, KeyError, ValueError):
+        raise StudyError("That lesson is not in this workshop's outline.") from None
+
+
+def _offline_lesson(lesson: dict, chunks: dict[str, Chunk]) -> dict:
+    from quire.study.text import key_phrases, study_sentences
+
+    cited = [chunks[c] for c in lesson.get("chunk_ids", []) if c in chunks][:4] or list(chunks.values())[:3]
+    sections = []
+    for chunk in cited:
+        heading = location_label(chunk.location) or chunk.source_id
+        sections.append({"heading": f"{chunk.source_id} · {heading}", "body": chunk.text.strip()[:1500],
+                         "chunk_ids": [f"{chunk.source_id}:{chunk.start}"]})
+    sentences = [s for c in cited for s in study_sentences(c)][:4]
+    phrases = key_phrases([" ".join(c.text for c in cited)], per_text=5)[0] if cited else []
+    return stamp({"title": lesson["title"], "introduction": lesson.get("objective", ""), "sections": sections,
+                  "key_points": sentences,
+                  "exercises": [{"prompt": f"In your own words, explain “{p}” as these passages use it.", "answer": ""}
+                                for p, _ in phrases[:3]]}, cited, made_without_ai=True)
+
+
+async def _lesson(engine, ctx, set_id, module, lesson, opts=None):
+    """A lesson's content: generated the first time it is opened, then kept."""
+    opts = dict(opts or {})
+    record = await _load(engine, set_id)
+    m, l = _lesson_at(record, module, lesson)
+    key = f"{int(module)}.{int(lesson)}"
+    if key not in record["lessons"]:
+        sources = [s for s in engine.sources() if s["id"] in set(record["sources"])]
+        if not sources:
+            raise StudyError("The sources of this workshop were removed, so the lesson cannot be written.")
+        chunks, rename = await _scope_chunks(engine, sources)
+        content = None
+        if _use_model(engine, opts) and not record.get("made_without_ai"):
+            try:
+                out = await _generate_with_model(engine, ctx, "workshop_lesson", chunks, count=1,
+                                                 difficulty=record.get("difficulty", "medium"),
+                                                 scope=record["scope_label"], module_title=m["title"],
+                                                 lesson_title=l["title"], objective=l.get("objective", ""),
+                                                 max_chunks=8)
+                content = out["items"][0]
+            except LLMError as exc:
+                if exc.kind != "connection":
+                    raise
+        if content is None:
+            back = {sid: name for name, sid in rename.items()}
+            by_id = {f"{c.source_id}:{c.start}": c for c in chunks}
+            named = {f"{back.get(cid.rpartition(':')[0], '')}:{cid.rpartition(':')[2]}"
+                     for cid in l.get("chunk_ids", [])}
+            content = _offline_lesson({**l, "chunk_ids": [c for c in named if c in by_id]}, by_id)
+        record["lessons"][key] = _relink(content, rename)
+        await _save(engine, record)
+    await _action(record, "lesson_open", item=key)
+    return {"key": key, "module": m["title"], "lesson": record["lessons"][key], "done": key in record["done"]}
+
+
+async def _lesson_done(engine, ctx, set_id, module, lesson, done=True):
+    record = await _load(engine, set_id)
+    _lesson_at(record, module, lesson)
+    key = f"{int(module)}.{int(lesson)}"
+    record["done"] = sorted(set(record["done"]) - {key} | ({key} if done else set()))
+    await _save(engine, record)
+    if done:
+        await _action(record, "lesson_complete", item=key)
+    return await _view(engine, record)
