@@ -17,6 +17,7 @@ import json
 
 import numpy as np
 
+from .kernels import matvec
 from .select import apply_mask, top_k
 
 _FORMAT = 1
@@ -159,7 +160,7 @@ class DenseIndex:
         q = normalise(query_vector)[0]
         if q.shape[0] != self.dim:
             raise ValueError(f"query has {q.shape[0]} dims, index has {self.dim}")
-        return self._matrix[: self._n] @ q
+        return matvec(self._matrix[: self._n], np.ascontiguousarray(q, dtype=np.float32))
 
     def search(self, query_vector, k: int = 10, mask: np.ndarray | None = None, min_score: float = -np.inf) -> list[tuple[object, float]]:
         scores = apply_mask(self.scores(query_vector), self._alive, mask)
