@@ -6,10 +6,10 @@ Every file that enters ``dist/`` from outside the repo is pinned by sha256 in
 (``~/.cache/quire-build`` or ``$QUIRE_BUILD_CACHE``), so a rebuild works offline,
 and the same inputs give the same bytes.
 
-Binary assets are emitted as classic ``.js`` files that hand base64 (gzip where
-it pays) to ``self.__quirePack``: a page opened from ``file://`` may run classic
-scripts but may not ``fetch``, so this is the one asset format that loads in
-every way Quire is opened.
+Binary assets are emitted as classic ``.js`` files that hand their bytes (gzip
+where it pays, 15 bits per UTF-16 character) to ``self.__quirePack``: a page
+opened from ``file://`` may run classic scripts but may not ``fetch``, so this is
+the one asset format that loads in every way Quire is opened.
 
     python build.py                      # pinned runtime from PyPI (cached)
     python build.py --pyodide-dist DIR   # an official Pyodide 0.27.7 release folder
@@ -18,7 +18,9 @@ every way Quire is opened.
 from __future__ import annotations
 
 import argparse
+import array
 import base64
+import fnmatch
 import gzip
 import hashlib
 import io
@@ -27,6 +29,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -37,7 +40,6 @@ VIRTUAL_BASE = "https://bundle.quire.invalid/"  # never on the network: the work
 CORE_FILES = ["pyodide.asm.js", "pyodide.asm.wasm", "pyodide.js", "python_stdlib.zip", "pyodide-lock.json"]
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed timestamps make zips reproducible
 GZIP_WORTH_IT = 0.9  # gzip an asset only if it saves more than 10%
-# Files whose base64 would only grow from gzip are left raw; this is the only knob.
 
 
 class BuildError(Exception):
@@ -87,10 +89,11 @@ def cached_download(requirement: str, filename: str, sha256: str, cache: Path) -
 
 
 def runtime_file_names(pins: dict, lock: dict) -> list[str]:
-    """Core files plus the wheels of the boot and lazy packages, by lock-file name."""
+    """Core files plus the wheels of the boot, installer and lazy packages, by lock-file name."""
     packages = lock["packages"]
     names = list(CORE_FILES)
-    for pkg in pins["pyodide"]["boot_packages"] + pins["pyodide"]["lazy_packages"]:
+    py = pins["pyodide"]
+    for pkg in py["boot_packages"] + py["installer_packages"] + py["lazy_packages"]:
         if pkg not in packages:
             raise BuildError(f"package {pkg!r} is not in this Pyodide's lock file")
         names.append(packages[pkg]["file_name"])
@@ -139,6 +142,165 @@ def fetch_wheels(pins: dict, cache: Path) -> dict[str, bytes]:
     return wheels
 
 
+# --- step 2b: a memory snapshot of the started runtime ------------------------
+
+SNAPSHOT_ASSET = "pyodide-snapshot.bin"
+STARTUP_FILES = ("pyodide.asm.wasm", SNAPSHOT_ASSET, "python_stdlib.zip", "pyodide-lock.json")  # loadPyodide needs these
+SNAPSHOT_SCRIPTS = ("engine/make-snapshot.js", "engine/worker-snapshot.js")
+
+
+def make_snapshot(runtime: dict[str, bytes], cache: Path, modules: list[str], root: Path = ROOT) -> dict | None:
+    """Pyodide's heap right after start-up, made by Node (``site/engine/make-snapshot.js``).
+
+    Restoring it saves the engine about two seconds on every boot; ``modules`` (the
+    pure-Python stdlib modules numpy and Quire import) are imported before it is taken.  Without Node the
+    bundle simply has no snapshot and the worker starts Python the ordinary way.
+    The result is cached by the hash of its inputs; the script itself is deterministic.
+    """
+    key = hashlib.sha256()
+    for name in ("pyodide.asm.js", "pyodide.asm.wasm", "pyodide.js", "python_stdlib.zip", "pyodide-lock.json"):
+        key.update(f"{name}\0{sha256_bytes(runtime[name])}\n".encode())
+    for rel in SNAPSHOT_SCRIPTS:
+        key.update(sha256_bytes((root / "site" / rel).read_bytes()).encode())
+    key.update(",".join(modules).encode())
+    stem = cache / "snapshots" / key.hexdigest()[:24]
+    data_path, info_path = stem.with_suffix(".bin"), stem.with_suffix(".json")
+    if not (data_path.is_file() and info_path.is_file()):
+        node = shutil.which("node")
+        if node is None:
+            print("warning: Node.js is not installed, so the bundle has no Pyodide memory snapshot; "
+                  "Quire works, but the engine starts about two seconds slower", file=sys.stderr)
+            return None
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in ("pyodide.asm.js", "pyodide.asm.wasm", "pyodide.js", "python_stdlib.zip", "pyodide-lock.json"):
+                (Path(tmp) / name).write_bytes(runtime[name])
+            out = Path(tmp) / "snapshot.bin"
+            result = subprocess.run([node, str(root / "site" / SNAPSHOT_SCRIPTS[0]), tmp, str(out), ",".join(modules)],
+                                    capture_output=True, text=True)
+            if result.returncode != 0:
+                raise BuildError("making the Pyodide memory snapshot failed (build with --no-precompile to skip it):\n"
+                                 + result.stderr.strip()[-2000:])
+            info = json.loads(result.stdout.strip().splitlines()[-1])
+            shutil.copyfile(out, data_path.with_suffix(".tmp"))
+            data_path.with_suffix(".tmp").replace(data_path)
+            info_path.write_text(json.dumps(info))
+    info = json.loads(info_path.read_text())
+    return {"data": data_path.read_bytes(), **info}
+
+
+# --- step 2c: trimmed wheels, boot packages as file images ----------------------
+
+IMAGE_MAGIC = b"QFS1"
+
+
+def stripped(names, patterns: list[str]) -> list[str]:
+    """The names no pattern matches (fnmatch; ``*`` crosses ``/``)."""
+    return [n for n in names if not any(fnmatch.fnmatchcase(n, pat) for pat in patterns)]
+
+
+def strip_wheel(wheel: bytes, patterns: list[str]) -> bytes:
+    """The wheel without the files nothing in Quire uses (sample images, C sources, stubs);
+    the same bytes when nothing matches."""
+    with zipfile.ZipFile(io.BytesIO(wheel)) as archive:
+        names = [i.filename for i in archive.infolist() if not i.is_dir()]
+        keep = stripped(names, patterns)
+        if len(keep) == len(names):
+            return wheel
+        return deterministic_zip({n: archive.read(n) for n in keep})
+
+
+def trim_runtime(pins: dict, runtime: dict[str, bytes]) -> dict[str, bytes]:
+    """Pyodide's packages with ``[tool.quire.pyodide] strip`` applied, and a lock file whose
+    sha256 entries describe the trimmed wheels (Pyodide checks them when it loads one).
+
+    The pinned originals were verified before this; the trimmed bytes are what dist/ and
+    its manifest carry."""
+    patterns = pins["pyodide"].get("strip", [])
+    lock = json.loads(runtime["pyodide-lock.json"])
+    by_file = {pkg["file_name"]: pkg for pkg in lock["packages"].values()}
+    out = dict(runtime)
+    for name, data in runtime.items():
+        if name in by_file and name.endswith(".whl"):
+            trimmed = strip_wheel(data, patterns)
+            if trimmed is not data:
+                out[name] = trimmed
+                by_file[name]["sha256"] = sha256_bytes(trimmed)
+    out["pyodide-lock.json"] = json.dumps(lock, indent=1, sort_keys=True).encode()
+    return out
+
+
+def file_image(files: dict[str, bytes]) -> bytes:
+    """Files as one blob the worker writes straight into Pyodide's file system:
+    ``QFS1``, a little-endian u32 header length, a JSON list of ``[path, size]`` and
+    the contents back to back.  Paths are relative to site-packages.
+
+    >>> file_image({"a/b.py": b"x = 1"})[8:]
+    b'[["a/b.py",5]]x = 1'
+    """
+    names = sorted(files)
+    header = json.dumps([[n, len(files[n])] for n in names], separators=(",", ":")).encode()
+    return IMAGE_MAGIC + len(header).to_bytes(4, "little") + header + b"".join(files[n] for n in names)
+
+
+def read_image(image: bytes) -> dict[str, bytes]:
+    """Inverse of :func:`file_image`."""
+    if image[:4] != IMAGE_MAGIC:
+        raise ValueError("not a file image")
+    size = int.from_bytes(image[4:8], "little")
+    at, files = 8 + size, {}
+    for name, length in json.loads(image[8:8 + size]):
+        files[name] = image[at:at + length]
+        at += length
+    return files
+
+
+def wheel_files(wheel: bytes, patterns: list[str]) -> dict[str, bytes]:
+    """What installing the wheel would write, less the stripped files."""
+    with zipfile.ZipFile(io.BytesIO(wheel)) as archive:
+        names = [i.filename for i in archive.infolist() if not i.is_dir()]
+        return {n: archive.read(n) for n in stripped(names, patterns)}
+
+
+def compile_pycs(files: dict[str, bytes], runtime: dict[str, bytes], cache: Path, root: Path = ROOT) -> dict[str, bytes]:
+    """Unchecked-hash ``__pycache__/*.pyc`` for ``files``, compiled by the runtime's own
+    Python under Node (``site/engine/compile-pyc.js``), cached by input hash.
+
+    The engine would otherwise compile every module it imports on every boot (numpy:
+    ~0.4 s).  Without Node: no .pyc files, and Python compiles them at import as usual."""
+    sources = {n: d for n, d in files.items() if n.endswith(".py")}
+    if not sources:
+        return {}
+    image = file_image(sources)
+    key = hashlib.sha256(image)
+    for name in ("pyodide.asm.js", "pyodide.asm.wasm", "pyodide.js", "python_stdlib.zip"):
+        key.update(sha256_bytes(runtime[name]).encode())
+    key.update(sha256_bytes((root / "site" / "engine" / "compile-pyc.js").read_bytes()).encode())
+    cached = cache / "pycs" / (key.hexdigest()[:24] + ".files")
+    if not cached.is_file():
+        node = shutil.which("node")
+        if node is None:
+            return {}
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in ("pyodide.asm.js", "pyodide.asm.wasm", "pyodide.js", "python_stdlib.zip", "pyodide-lock.json"):
+                (Path(tmp) / name).write_bytes(runtime[name])
+            (Path(tmp) / "in.files").write_bytes(image)
+            result = subprocess.run([node, str(root / "site" / "engine" / "compile-pyc.js"), tmp,
+                                     str(Path(tmp) / "in.files"), str(Path(tmp) / "out.files")],
+                                    capture_output=True, text=True)
+            if result.returncode != 0:
+                raise BuildError("byte-compiling the boot packages failed (build with --no-precompile to skip it):\n"
+                                 + result.stderr.strip()[-2000:])
+            shutil.copyfile(Path(tmp) / "out.files", cached.with_suffix(".tmp"))
+            cached.with_suffix(".tmp").replace(cached)
+    return read_image(cached.read_bytes())
+
+
+def image_asset(file_name: str) -> str:
+    return f"images/{file_name}.files"
+
+
 # --- step 3: the quire wheel ----------------------------------------------------
 
 def deterministic_zip(entries: dict[str, bytes]) -> bytes:
@@ -177,12 +339,71 @@ def build_quire_wheel(root: Path = ROOT) -> tuple[str, bytes]:
 
 # --- step 4: packing assets as classic scripts ---------------------------------
 
-def pack(name: str, data: bytes) -> tuple[str, bool]:
-    """A classic script handing ``data`` to the loader: ``__quirePack(name, gz, base64)``."""
+PACK_BLOCK = 120  # bytes per block: 120 bytes = 64 code units of 15 bits
+PACK_OFFSET = 0x1000  # code units 0x1000..0x8FFF: no quote, backslash, line break or surrogate
+PACK_SHIFTS = tuple(range(PACK_BLOCK * 8 - 15, -1, -15))
+BOM = b"\xff\xfe"
+
+
+def encode15(data: bytes) -> bytes:
+    """``data`` as UTF-16LE code units holding 15 bits each (6.7% overhead; base64 is 33%).
+
+    The bit stream is big-endian: the first unit holds the first 15 bits.  The tail is
+    padded with zero bits; the loader is told the true length.
+
+    >>> encode15(b"\\xff\\xfe")[:2].hex()  # 0b111111111111111 + 0x1000
+    'ff8f'
+    """
+    data = data + bytes(-len(data) % PACK_BLOCK)
+    units = array.array("H")
+    for i in range(0, len(data), PACK_BLOCK):
+        n = int.from_bytes(data[i:i + PACK_BLOCK], "big")
+        units.extend([((n >> s) & 0x7FFF) + PACK_OFFSET for s in PACK_SHIFTS])
+    if sys.byteorder == "big":
+        units.byteswap()
+    return units.tobytes()
+
+
+def decode15(units: bytes, size: int) -> bytes:
+    """Inverse of :func:`encode15` (the page does the same in JavaScript)."""
+    values = array.array("H", units)
+    if sys.byteorder == "big":
+        values.byteswap()
+    out = bytearray()
+    group = len(PACK_SHIFTS)
+    for i in range(0, len(values), group):
+        n = 0
+        for v in values[i:i + group]:
+            n = (n << 15) | (v - PACK_OFFSET)
+        out += n.to_bytes(PACK_BLOCK, "big")
+    return bytes(out[:size])
+
+
+def pack(name: str, data: bytes) -> tuple[bytes, bool]:
+    """A classic script handing ``data`` to the loader: ``__quirePack(name, gz, size, units)``.
+
+    The script is UTF-16 with a byte-order mark, which every browser honours over any
+    charset a server claims, so the payload string can carry 15 bits per character.
+    """
     squeezed = gzip.compress(data, compresslevel=9, mtime=0)
     gz = len(squeezed) < GZIP_WORTH_IT * len(data)
-    payload = base64.b64encode(squeezed if gz else data).decode("ascii")
-    return f'self.__quirePack({json.dumps(name)},{int(gz)},"{payload}");\n', gz
+    payload = squeezed if gz else data
+    head = f'self.__quirePack({json.dumps(name)},{int(gz)},{len(payload)},"'
+    return BOM + head.encode("utf-16-le") + encode15(payload) + '");\n'.encode("utf-16-le"), gz
+
+
+def unpack(script: bytes) -> tuple[str, bytes]:
+    """``(name, bytes)`` carried by a pack script: the inverse of :func:`pack`."""
+    if not script.startswith(BOM):
+        raise ValueError("pack script has no UTF-16 byte-order mark")
+    body = script[len(BOM):]
+    quote = body.index('"'.encode("utf-16-le"), body.index(",".encode("utf-16-le")))  # the payload's opening quote
+    head = body[:quote].decode("utf-16-le")
+    if not (head.startswith("self.__quirePack(") and body.endswith('");\n'.encode("utf-16-le"))):
+        raise ValueError("pack script does not have the loader's shape")
+    name_json, gz, size = head.removeprefix("self.__quirePack(").rstrip(",").rsplit(",", 2)
+    data = decode15(body[quote + 2:-len('");\n'.encode("utf-16-le"))], int(size))
+    return json.loads(name_json), gzip.decompress(data) if gz == "1" else data
 
 
 def pack_name(name: str) -> str:
@@ -197,7 +418,8 @@ def engine_source(runtime: dict[str, bytes], root: Path = ROOT) -> bytes:
     loading it because ``_createPyodideModule`` already exists.
     """
     parts = [runtime["pyodide.asm.js"], runtime["pyodide.js"]]
-    for rel in ("engine/worker-assets.js", "assets/store.js", "engine/worker.js"):
+    for rel in ("engine/worker-assets.js", "engine/worker-snapshot.js", "engine/kernels.js", "assets/store.js",
+                "engine/worker.js"):
         parts.append((root / "site" / rel).read_bytes())
     return b"\n;\n".join(parts)
 
@@ -223,28 +445,51 @@ def build_id(files: dict[str, bytes]) -> str:
 
 
 def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], root: Path = ROOT,
-             ocr: dict[str, bytes] | None = None) -> dict[str, bytes]:
-    """Every file of dist/, in memory, keyed by relative path."""
+             ocr: dict[str, bytes] | None = None, snapshot: dict | None = None,
+             pyc_cache: Path | None = None) -> dict[str, bytes]:
+    """Every file of dist/, in memory, keyed by relative path.
+
+    ``runtime`` is as :func:`trim_runtime` returns it.  With ``pyc_cache`` (and Node on
+    the machine) the boot images carry byte-compiled modules."""
     files = site_files(root)
     quire_name, quire_wheel = build_quire_wheel(root)
     wheels = {**wheels, quire_name: quire_wheel}
     assets = {}
 
+    strip = pins["pyodide"].get("strip", [])
+
+    def image(wheel: bytes) -> bytes:
+        contents = wheel_files(wheel, strip)
+        if pyc_cache is not None:
+            contents.update(compile_pycs(contents, runtime, pyc_cache, root))
+        return file_image(contents)
+
     def add(name: str, data: bytes, group: str) -> None:
         script, gz = pack(name, data)
-        files[pack_name(name)] = script.encode()
+        files[pack_name(name)] = script
         assets[name] = {"src": pack_name(name), "size": len(data), "sha256": sha256_bytes(data),
                         "gz": gz, "group": group}
+        if name in STARTUP_FILES:
+            assets[name]["first"] = True  # the page hands these over before the other boot files
 
     lock = json.loads(runtime["pyodide-lock.json"])["packages"]
     lazy_files = {lock[p]["file_name"] for p in pins["pyodide"]["lazy_packages"]}
+    image_files = {lock[p]["file_name"]: p for p in pins["pyodide"]["boot_packages"]}
     for name, data in runtime.items():
         if name in ("pyodide.asm.js", "pyodide.js"):
             continue  # they travel inside engine.js
+        if name in image_files:
+            add(image_asset(name), image(data), "boot")  # written into site-packages by the worker
+            continue
         add(name, data, "lazy" if name in lazy_files else "boot")
+    if snapshot:
+        add(SNAPSHOT_ASSET, snapshot["data"], "boot")
     boot_wheels = set(pins["boot_wheels"]["names"]) | {"quire"}
     for name, data in sorted(wheels.items()):
-        add(f"wheels/{name}", data, "boot" if name.split("-")[0] in boot_wheels else "lazy")
+        if name.split("-")[0] in boot_wheels:
+            add(image_asset(name), image(data), "boot")  # installed before ready: no zip work in Python
+        else:
+            add(f"wheels/{name}", data, "lazy")  # installed with micropip right after ready
     add("engine.js", engine_source(runtime, root), "engine")
     for name, data in sorted(ocr_assets(pins, ocr or {}, root).items()):
         add(name, data, "ocr")  # loaded only when a scanned page needs them
@@ -255,11 +500,15 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
         "version": _project_version(root),
         "pyodide": pins["pyodide"]["version"],
         "base": VIRTUAL_BASE,
-        "bootPackages": pins["pyodide"]["boot_packages"],
+        "bootImages": [{"package": p, "asset": image_asset(lock[p]["file_name"])} for p in pins["pyodide"]["boot_packages"]],
+        "installerPackages": pins["pyodide"]["installer_packages"],
         "lazyPackages": pins["pyodide"]["lazy_packages"],
-        "wheels": [f"wheels/{n}" for n in sorted(wheels) if n.split("-")[0] in boot_wheels],
+        "wheelImages": [{"package": n.split("-")[0], "asset": image_asset(n)}
+                        for n in sorted(wheels) if n.split("-")[0] in boot_wheels],
         "lazyWheels": [f"wheels/{n}" for n in sorted(wheels) if n.split("-")[0] not in boot_wheels],
         "assets": assets,
+        "snapshot": ({"asset": SNAPSHOT_ASSET, "sha256": snapshot["sha256"], "memoryBase": snapshot["memoryBase"]}
+                     if snapshot else None),
     }
     files["assets/bundle.js"] = ("self.QUIRE_BUNDLE = " + json.dumps(bundle, indent=1, sort_keys=True) + ";\n").encode()
     precache = sorted(["./"] + list(files))
@@ -303,13 +552,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="download cache outside the repo")
     parser.add_argument("--pyodide-dist", type=Path, help="take the runtime from an official Pyodide release folder")
     parser.add_argument("--no-ocr", action="store_true", help="leave OCR out (about 8 MB smaller, e.g. for a USB stick)")
+    parser.add_argument("--no-precompile", action="store_true",
+                        help="leave out the Pyodide memory snapshot and .pyc files (the steps that need Node.js; "
+                             "the engine then starts ~2 s slower)")
     args = parser.parse_args(argv)
     try:
         pins = load_pins()
-        runtime = fetch_runtime(pins, args.cache, args.pyodide_dist)
+        runtime = trim_runtime(pins, fetch_runtime(pins, args.cache, args.pyodide_dist))
         wheels = fetch_wheels(pins, args.cache)
         ocr = {} if args.no_ocr else fetch_ocr_or_skip(pins, args.cache)
-        files = assemble(pins, runtime, wheels, ocr=ocr)
+        snapshot = None if args.no_precompile else make_snapshot(runtime, args.cache, pins["pyodide"]["snapshot_imports"])
+        files = assemble(pins, runtime, wheels, ocr=ocr, snapshot=snapshot,
+                         pyc_cache=None if args.no_precompile else args.cache)
         write_dist(files, args.dist)
     except BuildError as exc:
         print(f"build failed: {exc}", file=sys.stderr)

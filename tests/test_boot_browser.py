@@ -57,6 +57,51 @@ def test_boots_from_disk_with_no_server(context, built_dist, tmp_path, page_log)
     assert_clean(page_log)
 
 
+DENSE_PROBE = """
+import numpy as np
+from quire.retrieval import kernels
+from quire.retrieval.dense import DenseIndex
+rng = np.random.default_rng(7)
+m = rng.standard_normal((1003, 771)).astype(np.float32)
+q = rng.standard_normal(771).astype(np.float32)
+index = DenseIndex()
+index.add(list(range(1003)), m)
+hits = index.search(q, k=5)
+unit = m / np.linalg.norm(m, axis=1, keepdims=True)
+expect = np.argsort(-(unit.astype(np.float64) @ (q / np.linalg.norm(q))))[:5].tolist()
+{"backend": kernels.backend(), "hits": [i for i, _ in hits], "expect": expect,
+ "max_diff": float(np.abs(kernels.matvec(m, q) - (m.astype(np.float64) @ q)).max())}
+"""
+
+
+def test_engine_starts_from_the_snapshot_and_searches_with_simd(context, built_dist, serve, page_log):
+    """The build's memory snapshot is what the engine starts from, and dense search runs on
+    the WebAssembly SIMD kernel with numpy's answers."""
+    page = open_page(context, serve(built_dist).url, page_log)
+    status = assert_engine_works(page, "http")
+    assert "snapshot-restored" in status["marks"], "the engine did not start from the memory snapshot"
+    assert status["versions"]["dense_kernel"] == "wasm-simd"
+    probe = page.evaluate("(s) => window.quire.run(s)", DENSE_PROBE)
+    assert probe["backend"] == "wasm-simd" and probe["hits"] == probe["expect"]
+    assert probe["max_diff"] < 1e-3
+    assert "WebAssembly SIMD kernel" in page.get_by_test_id("engine-facts").inner_text()
+    assert_clean(page_log)
+
+
+def test_a_damaged_snapshot_falls_back_to_an_ordinary_start(context, built_dist, tmp_path, page_log):
+    dist = copy_dist(built_dist, tmp_path / "dist")
+    victim = dist / "assets/pack/pyodide-snapshot.bin.js"
+    body = bytearray(victim.read_bytes())
+    i = len(body) // 2 & ~1
+    body[i] ^= 0x01  # one payload character changes: the checksum no longer matches
+    victim.write_bytes(bytes(body))
+    page = open_page(context, (dist / "index.html").as_uri(), page_log)
+    status = assert_engine_works(page, "file")
+    assert "snapshot-restored" not in status["marks"]
+    assert any("memory snapshot failed" in line and "ordinary way" in line for line in page_log.lines)
+    assert_clean(page_log)
+
+
 def test_run_reports_python_errors(context, built_dist, serve, page_log):
     page = open_page(context, serve(built_dist).url, page_log)
     wait_ready(page)
@@ -165,7 +210,7 @@ def error_shown(page):
 
 def test_a_missing_asset_says_the_copy_is_incomplete(context, built_dist, tmp_path, page_log):
     dist = copy_dist(built_dist, tmp_path / "dist")
-    victim = next((dist / "assets/pack").glob("numpy-*.js"))
+    victim = next((dist / "assets/pack/images").glob("numpy-*.js"))
     victim.unlink()
     page = open_page(context, (dist / "index.html").as_uri(), page_log)
     text, rejected = error_shown(page)

@@ -1,10 +1,12 @@
 """build.py: pinned inputs, a manifest that matches dist/, no URL outside the bundle, same bytes twice."""
 
-import base64
+import fnmatch
 import gzip
 import hashlib
+import io
 import json
 import re
+import shutil
 import sys
 import zipfile
 from pathlib import Path
@@ -28,10 +30,7 @@ URL = re.compile(r"""(?:https?:)?//[A-Za-z0-9][A-Za-z0-9.-]*\.[A-Za-z]{2,}[^\s"'
 
 def unpack(script: bytes) -> bytes:
     """The payload of an ``assets/pack/*.js`` file."""
-    m = re.fullmatch(rb'self\.__quirePack\(("[^"]+"),([01]),"([A-Za-z0-9+/=]*)"\);\n', script)
-    assert m, "pack file does not have the loader's shape"
-    data = base64.b64decode(m.group(3))
-    return gzip.decompress(data) if m.group(2) == b"1" else data
+    return build.unpack(script)[1]
 
 
 def test_verify_rejects_a_tampered_file():
@@ -74,35 +73,115 @@ def test_manifest_matches_dist(built_dist):
     assert re.fullmatch(r"[0-9a-f]{16}", manifest["build"])
 
 
+def bundle_of(dist: Path) -> dict:
+    return json.loads((dist / "assets/bundle.js").read_text().removeprefix("self.QUIRE_BUNDLE = ").rstrip().rstrip(";"))
+
+
 def test_bundle_table_matches_pack_payloads(built_dist):
-    """Every asset the page can ask for decodes to the bytes and hash bundle.js promises."""
-    text = (built_dist / "assets/bundle.js").read_text()
-    bundle = json.loads(text.removeprefix("self.QUIRE_BUNDLE = ").rstrip().rstrip(";"))
+    """Every asset the page can ask for decodes to the bytes and hash bundle.js promises,
+    and each is the pinned file, or a wheel trimmed as the shipped lock file records."""
+    bundle = bundle_of(built_dist)
     pins = build.load_pins()
+    lock = json.loads(unpack((built_dist / bundle["assets"]["pyodide-lock.json"]["src"]).read_bytes()))
+    locked = {p["file_name"]: p["sha256"] for p in lock["packages"].values()}
     for name, info in bundle["assets"].items():
         data = unpack((built_dist / info["src"]).read_bytes())
         assert hashlib.sha256(data).hexdigest() == info["sha256"], name
         assert len(data) == info["size"]
         pinned = pins["pyodide"]["files"].get(name) or pins["wheels"].get(name.removeprefix("wheels/"))
-        if pinned:
+        if name in locked:
+            assert info["sha256"] == locked[name], f"{name} is not what the shipped lock file says"
+        elif pinned and name != "pyodide-lock.json":
             assert info["sha256"] == pinned, f"{name} is not the pinned file"
     assert bundle["base"].startswith("https://") and ".invalid/" in bundle["base"]
     assert {a["group"] for a in bundle["assets"].values()} == {"boot", "lazy", "engine", "ocr"}
     lazy = {n for n, a in bundle["assets"].items() if a["group"] == "lazy"}
     assert any(n.startswith("scikit_learn-") for n in lazy) and any(n.startswith("scipy-") for n in lazy)
+    first = {n for n, a in bundle["assets"].items() if a.get("first")}
+    assert first == {"pyodide.asm.wasm", "pyodide-snapshot.bin", "python_stdlib.zip", "pyodide-lock.json"}
 
 
-def test_quire_wheel_carries_the_package_and_prompts(built_dist):
-    bundle = json.loads((built_dist / "assets/bundle.js").read_text().removeprefix("self.QUIRE_BUNDLE = ").rstrip().rstrip(";"))
-    name = next(w for w in bundle["wheels"] if "/quire-" in w)
-    data = unpack((built_dist / bundle["assets"][name]["src"]).read_bytes())
-    with zipfile.ZipFile(__import__("io").BytesIO(data)) as z:
-        names = set(z.namelist())
-        assert "quire/__init__.py" in names and "quire/prompts.py" in names
-        assert {f"quire/prompts/{p.name}" for p in (ROOT / "prompts").glob("*.md")} <= names
-        assert z.testzip() is None
-        record = z.read(next(n for n in names if n.endswith("/RECORD"))).decode()
-        assert "quire/__init__.py,sha256=" in record
+def test_trimmed_wheels_lose_only_what_strip_names(built_dist):
+    """scipy without its sample images and C sources; every module and data file it needs stays."""
+    pins = build.load_pins()
+    original = build.fetch_runtime(pins, build.DEFAULT_CACHE)
+    bundle = bundle_of(built_dist)
+    name = next(n for n in bundle["assets"] if n.startswith("scipy-"))
+    before = set(zipfile.ZipFile(io.BytesIO(original[name])).namelist())
+    after = set(zipfile.ZipFile(io.BytesIO(unpack((built_dist / bundle["assets"][name]["src"]).read_bytes()))).namelist())
+    gone = before - after
+    assert {"scipy/misc/face.dat", "scipy/misc/ascent.dat"} <= gone
+    assert all(any(fnmatch.fnmatchcase(n, pat) for pat in pins["pyodide"]["strip"]) for n in gone)
+    assert "scipy/stats/_sobol_direction_numbers.npz" in after and "scipy/sparse/__init__.py" in after
+
+
+def test_strip_wheel_keeps_the_same_bytes_when_nothing_matches():
+    wheel = build.deterministic_zip({"a/x.py": b"x = 1", "a/y.c": b"int y;"})
+    assert build.strip_wheel(wheel, ["*.h"]) is wheel
+    assert zipfile.ZipFile(io.BytesIO(build.strip_wheel(wheel, ["*.c"]))).namelist() == ["a/x.py"]
+
+
+def test_file_image_round_trips():
+    files = {"pkg/__init__.py": b"", "pkg/data.bin": bytes(range(256)), "pkg/\u00e9t\u00e9.py": b"x"}
+    assert build.read_image(build.file_image(files)) == files
+    with pytest.raises(ValueError):
+        build.read_image(b"PK\x03\x04")
+
+
+def test_boot_images_carry_the_wheels_and_compiled_modules(built_dist):
+    """quire, snowballstemmer and numpy reach the worker as file images: the wheel's files,
+    less the stripped ones, plus unchecked-hash .pyc files made by the runtime's Python."""
+    bundle = bundle_of(built_dist)
+    images = {i["package"]: i["asset"] for i in bundle["bootImages"] + bundle["wheelImages"]}
+    assert set(images) == {"numpy", "quire", "snowballstemmer"}
+    quire = build.read_image(unpack((built_dist / bundle["assets"][images["quire"]]["src"]).read_bytes()))
+    assert "quire/__init__.py" in quire and "quire/prompts.py" in quire
+    assert {f"quire/prompts/{p.name}" for p in (ROOT / "prompts").glob("*.md")} <= set(quire)
+    record = quire[next(n for n in quire if n.endswith("/RECORD"))].decode()
+    assert "quire/__init__.py,sha256=" in record
+    assert quire["quire/__init__.py"] == (ROOT / "py/quire/__init__.py").read_bytes()
+    pyc = quire["quire/__pycache__/__init__.cpython-312.pyc"]
+    assert pyc[4:8] == (0b01).to_bytes(4, "little"), "expected an unchecked hash-based .pyc (PEP 552 flags = 1)"
+    numpy = build.read_image(unpack((built_dist / bundle["assets"][images["numpy"]]["src"]).read_bytes()))
+    assert "numpy/_core/_multiarray_umath.cpython-312-wasm32-emscripten.so" in numpy
+    assert "numpy/__pycache__/__init__.cpython-312.pyc" in numpy
+    assert not [n for n in numpy if n.endswith((".pyi", ".pxd", ".h", ".c"))]
+
+
+def test_the_bundle_names_its_memory_snapshot(built_dist):
+    bundle = bundle_of(built_dist)
+    snap = bundle["snapshot"]
+    assert snap["asset"] == "pyodide-snapshot.bin" and snap["asset"] in bundle["assets"]
+    assert re.fullmatch(r"[0-9a-f]{64}", snap["sha256"]) and snap["memoryBase"] == 1024
+    data = unpack((built_dist / bundle["assets"][snap["asset"]]["src"]).read_bytes())
+    assert len(data) > 16 * 2**20  # Pyodide's whole heap after start-up
+
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="the precompile steps need Node.js")
+
+
+@needs_node
+def test_the_node_steps_give_the_same_bytes_every_time(tmp_path):
+    """The snapshot and the .pyc files are made afresh (empty caches) twice: same bytes."""
+    pins = build.load_pins()
+    runtime = build.trim_runtime(pins, build.fetch_runtime(pins, build.DEFAULT_CACHE))
+    modules = pins["pyodide"]["snapshot_imports"]
+    one = build.make_snapshot(runtime, tmp_path / "a", modules)
+    two = build.make_snapshot(runtime, tmp_path / "b", modules)
+    assert one["data"] == two["data"] and one["sha256"] == two["sha256"]
+    sources = {"pkg/__init__.py": b"X = {'a', 'b', 'c'}\n", "pkg/mod.py": b"def f():\n    return 1\n"}
+    pycs = build.compile_pycs(sources, runtime, tmp_path / "a")
+    assert set(pycs) == {"pkg/__pycache__/__init__.cpython-312.pyc", "pkg/__pycache__/mod.cpython-312.pyc"}
+    assert build.compile_pycs(sources, runtime, tmp_path / "b") == pycs
+
+
+def test_a_machine_without_node_builds_without_the_precompile_steps(tmp_path, monkeypatch, capsys):
+    pins = build.load_pins()
+    runtime = build.trim_runtime(pins, build.fetch_runtime(pins, build.DEFAULT_CACHE))
+    monkeypatch.setattr(build.shutil, "which", lambda name: None)
+    assert build.make_snapshot(runtime, tmp_path / "empty-cache", ["json"]) is None
+    assert "no Pyodide memory snapshot" in capsys.readouterr().err
+    assert build.compile_pycs({"a.py": b"x = 1"}, runtime, tmp_path / "empty-cache") == {}
 
 
 def _urls(text: str) -> set[str]:
@@ -147,10 +226,30 @@ def test_same_inputs_give_the_same_bytes(tmp_path):
 def test_pack_gzips_only_when_it_pays():
     text = b"abc " * 1000
     script, gz = build.pack("t.txt", text)
-    assert gz and unpack(script.encode()) == text
+    assert gz and unpack(script) == text
     noise = hashlib.sha256(b"seed").digest() * 1  # 32 random-looking bytes do not compress
     script, gz = build.pack("n.bin", noise)
-    assert not gz and unpack(script.encode()) == noise
+    assert not gz and unpack(script) == noise
+
+
+@pytest.mark.parametrize("size", [0, 1, 14, 15, 119, 120, 121, 1000])
+def test_pack_round_trips_every_length(size):
+    data = (hashlib.sha256(str(size).encode()).digest() * 40)[:size]
+    script, _ = build.pack("x.bin", data)
+    assert build.unpack(script) == ("x.bin", data)
+    units = script[2:].decode("utf-16-le")
+    declared = int(units[:units.index(',"')].rsplit(",", 1)[1])
+    payload = units[units.index(',"') + 2:-4]
+    # 15 bits per character, all in 0x1000..0x8FFF: no quote, backslash, line break or surrogate
+    assert all(0x1000 <= ord(c) <= 0x8FFF for c in payload)
+    assert len(payload) == 64 * -(-declared // build.PACK_BLOCK)
+
+
+def test_pack_is_utf16_with_a_byte_order_mark():
+    """The BOM makes browsers read the script as UTF-16 whatever charset a server claims."""
+    script, _ = build.pack("x.bin", b"payload")
+    assert script.startswith(b"\xff\xfe")
+    assert script[2:].decode("utf-16-le").startswith('self.__quirePack("x.bin",0,7,"')
 
 
 def test_service_worker_lists_every_file_and_the_build(built_dist):

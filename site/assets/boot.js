@@ -97,17 +97,38 @@
 
   /* ---------------- assets as classic scripts ---------------- */
 
+  /* Each pack script is UTF-16 and calls __quirePack(name, gz, size, units): every
+   * character of `units` carries 15 bits of the payload, most significant first
+   * (build.py's encode15).  Decoding here lets the bytes travel to the worker without a copy. */
   var arrivals = {};
-  self.__quirePack = function (name, gz, b64) {
+  self.__quirePack = function (name, gz, size, units) {
     var waiter = arrivals[name];
-    if (waiter) { delete arrivals[name]; waiter.resolve({ gz: !!gz, b64: b64 }); }
+    if (!waiter) return;
+    delete arrivals[name];
+    try {
+      waiter.resolve({ gz: !!gz, bytes: decode15(units, size) });
+    } catch (err) {
+      waiter.reject({ kind: 'damaged', arg: B.assets[name].src });
+    }
   };
+
+  function decode15(units, size) {
+    var out = new Uint8Array(size + 2);
+    var acc = 0, bits = 0, j = 0;
+    for (var i = 0; i < units.length && j < size; i++) {
+      acc = ((acc << 15) | (units.charCodeAt(i) - 0x1000)) & 0x3fffff;  // at most 7 + 15 live bits
+      bits += 15;
+      while (bits >= 8) { bits -= 8; out[j++] = acc >>> bits; }
+    }
+    if (j < size) throw new Error('pack is shorter than its size');
+    return out.subarray(0, size);
+  }
 
   function loadAsset(name) {
     var info = B.assets[name];
     if (!info) return Promise.reject({ kind: 'missing', arg: name });
     return new Promise(function (resolve, reject) {
-      arrivals[name] = { resolve: resolve };
+      arrivals[name] = { resolve: resolve, reject: reject };
       var s = document.createElement('script');
       s.src = info.src;
       s.async = true;
@@ -120,14 +141,11 @@
     });
   }
 
+  /* The asset as a Blob, gunzipped: for the page's own uses (engine.js, OCR). */
   function decode(asset) {
-    var raw = typeof Uint8Array.fromBase64 === 'function'
-      ? Promise.resolve(Uint8Array.fromBase64(asset.b64))
-      : fetch('data:application/octet-stream;base64,' + asset.b64).then(function (r) { return r.arrayBuffer(); });
-    return raw.then(function (buf) {
-      if (!asset.gz) return new Blob([buf]);
-      return new Response(new Blob([buf]).stream().pipeThrough(new DecompressionStream('gzip'))).blob();
-    });
+    var blob = new Blob([asset.bytes]);
+    if (!asset.gz) return Promise.resolve(blob);
+    return new Response(blob.stream().pipeThrough(new DecompressionStream('gzip'))).blob();
   }
 
   /* ---------------- the engine worker ---------------- */
@@ -149,12 +167,19 @@
     sent[name] = true;
     fetchAsset(name).then(function (asset) {
       if (B.assets[name].group !== 'lazy') bytes.done += B.assets[name].size;
-      worker.postMessage({ type: 'asset', name: name, gz: asset.gz, b64: asset.b64 });
+      // Moved, not copied: each asset goes to the worker once (sent[name]) and the page keeps no copy.
+      worker.postMessage({ type: 'asset', name: name, gz: asset.gz, bytes: asset.bytes }, [asset.bytes.buffer]);
+      delete loading[name];
       progress();
     }, function (err) {
       worker.postMessage({ type: 'asset-failed', name: name, kind: err.kind, message: err.arg });
       if (B.assets[name].group !== 'lazy' || state.stage !== 'ready') fail(err.kind, err.arg);
     });
+  }
+
+  /* When something happened in the worker, on the page's clock (performance.now()). */
+  function workerTime(msg) {
+    return msg.at == null ? performance.now() : msg.at - performance.timeOrigin;
   }
 
   function onWorkerMessage(event) {
@@ -166,13 +191,13 @@
         if (msg.stage === 'sklearn') {
           state.sklearn = 'ready';
           state.sklearnVersion = msg.version;
-          state.timings.sklearn = performance.now();
+          state.timings.sklearn = workerTime(msg);
           renderFacts();
           sklearnResolve(msg.version);
           break;
         }
-        if (msg.stage === 'libraries') { state.timings.libraries = performance.now(); break; }
-        setStage(msg.stage);
+        if (msg.stage === 'libraries') { state.timings.libraries = workerTime(msg); break; }
+        setStage(msg.stage, workerTime(msg));
         if (msg.stage === 'ready') {
           state.versions = Object.assign({ pyodide: msg.pyodide }, msg.versions);
           badge('ready', 'Engine ready');
@@ -209,7 +234,7 @@
       case 'log':
         if (msg.level === 'error') console.warn('Quire engine:', msg.text); else console.debug('Quire engine:', msg.text);
         break;
-      case 'mark': state.marks[msg.name] = performance.now(); break;  // the page's clock, like timings
+      case 'mark': state.marks[msg.name] = workerTime(msg); break;
       case 'net': document.dispatchEvent(new CustomEvent('quire:engine-request', { detail: { method: msg.method, url: msg.url } })); break;
       case 'page-call': {
         var fn = pageMethods[msg.method];
@@ -220,7 +245,7 @@
           function (err) { worker.postMessage({ type: 'page-result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind }); });
         break;
       }
-      case 'alive': break;
+      case 'alive': state.marks['worker-alive'] = performance.now(); break;
       default: console.warn('Quire: unknown message from the engine', msg);
     }
   }
@@ -228,9 +253,9 @@
   function startEngine() {
     setStage('download');
     Object.keys(B.assets).forEach(function (n) { if (B.assets[n].group === 'boot') bytes.total += B.assets[n].size; });
-    // Start every boot download now, while the engine script is still arriving.
-    Object.keys(B.assets).forEach(function (n) { if (B.assets[n].group === 'boot') fetchAsset(n).catch(function () {}); });
+    // The engine script first: the worker parses it while the page reads the boot assets.
     fetchAsset('engine.js').then(decode).then(function (blob) {
+      state.marks['engine-script'] = performance.now();
       var url = URL.createObjectURL(blob);
       try {
         worker = new Worker(url, { name: 'quire-engine' });
@@ -241,9 +266,17 @@
       worker.onmessage = onWorkerMessage;
       worker.onerror = function (e) { fail('worker', e.message || 'the worker script failed to run'); };
       worker.postMessage({ type: 'init', config: {
-        base: B.base, assets: B.assets, bootPackages: B.bootPackages, lazyPackages: B.lazyPackages, wheels: B.wheels, lazyWheels: B.lazyWheels } });
-      // Hand over every boot asset as it arrives rather than when Pyodide first asks for it.
-      Object.keys(B.assets).forEach(function (n) { if (B.assets[n].group === 'boot') send(n); });
+        base: B.base, assets: B.assets, bootImages: B.bootImages, installerPackages: B.installerPackages,
+        lazyPackages: B.lazyPackages, wheelImages: B.wheelImages, lazyWheels: B.lazyWheels,
+        snapshot: B.snapshot } });
+      // Hand over every boot asset as it arrives rather than when Pyodide first asks for it:
+      // first what Pyodide needs to start (the page decodes one script at a time), then the rest.
+      var boot = Object.keys(B.assets).filter(function (n) { return B.assets[n].group === 'boot'; });
+      var first = boot.filter(function (n) { return B.assets[n].first; });
+      first.forEach(send);
+      Promise.all(first.map(fetchAsset)).catch(function () {}).then(function () {
+        boot.forEach(send);
+      });
     }, function (err) { fail(err.kind || 'missing', err.arg || 'engine.js'); });
   }
 
@@ -350,6 +383,7 @@
       ['Quire', state.version + ' (build ' + state.build + ')'],
       ['Python', (v.python || '?') + ' in Pyodide ' + (v.pyodide || state.pyodide)],
       ['numpy', v.numpy || '?'],
+      ['Dense search', v.dense_kernel === 'wasm-simd' ? 'WebAssembly SIMD kernel' : v.dense_kernel ? 'numpy' : '?'],
       ['scikit-learn', state.sklearnVersion || state.sklearn],
       ['Opened', mode === 'file' ? 'from disk (file://)' : 'over http' + (navigator.serviceWorker && navigator.serviceWorker.controller ? ', offline-ready' : '')],
       ['Engine ready in', state.timings.ready ? ((state.timings.ready - T0) / 1000).toFixed(2) + ' s' : '…'],

@@ -1,7 +1,7 @@
 /* The engine's view of the bundle: a fetch shim for a virtual base URL.
  *
  * A page opened from file:// may not fetch, and a blob: worker may not load other
- * files, so the page loads each asset as a classic script and posts its base64 here.
+ * files, so the page loads each asset as a classic script and posts its bytes here.
  * Pyodide is told its files live at the virtual base; every fetch under that base is
  * answered from these posted bytes, each checked against the sha256 in bundle.js.
  */
@@ -22,13 +22,6 @@ var QuireAssets = (function () {
     err.asset = name;
     if (!firstError) firstError = err;
     return err;
-  }
-
-  function fromBase64(b64) {
-    if (typeof Uint8Array.fromBase64 === 'function') return Promise.resolve(Uint8Array.fromBase64(b64));
-    return realFetch('data:application/octet-stream;base64,' + b64)
-      .then(function (r) { return r.arrayBuffer(); })
-      .then(function (b) { return new Uint8Array(b); });
   }
 
   function gunzip(bytes) {
@@ -53,12 +46,11 @@ var QuireAssets = (function () {
     return pending[name];
   }
 
-  /** Decode, decompress and verify one asset posted by the page. */
-  function receive(name, gz, b64) {
+  /** Decompress and verify one asset posted by the page. */
+  function receive(name, gz, bytes) {
     var e = entry(name);
     var info = table[name];
-    fromBase64(b64)
-      .then(function (bytes) { return gz ? gunzip(bytes) : bytes; })
+    Promise.resolve(gz ? gunzip(bytes) : bytes)
       .then(function (bytes) {
         return crypto.subtle.digest('SHA-256', bytes).then(function (digest) {
           if (info && hex(digest) !== info.sha256) {

@@ -14,6 +14,18 @@
 
   function post(msg) { self.postMessage(msg); }
 
+  /* The Memory Pyodide's wasm runs in (the first one made in this worker): the SIMD
+   * kernels (kernels.js) read numpy's arrays in it in place. */
+  var engineMemory = null;
+  var RealMemory = WebAssembly.Memory;
+  function CapturingMemory(descriptor) {
+    var memory = new RealMemory(descriptor);
+    if (!engineMemory) engineMemory = memory;
+    return memory;
+  }
+  CapturingMemory.prototype = RealMemory.prototype;
+  WebAssembly.Memory = CapturingMemory;
+
   /* The engine asks the page for things only a page can do (OCR draws on canvases). */
   var pageCalls = {};
   var nextPageCall = 1;
@@ -24,7 +36,10 @@
       post({ type: 'page-call', id: id, method: method, args: args });
     });
   };
-  function stage(name, extra) { post(Object.assign({ type: 'stage', stage: name, t: performance.now() }, extra || {})); }
+  /* Times travel as epoch milliseconds: the page and the worker have different clocks' origins. */
+  function now() { return performance.timeOrigin + performance.now(); }
+  function stage(name, extra) { post(Object.assign({ type: 'stage', stage: name, at: now() }, extra || {})); }
+  function mark(name) { post({ type: 'mark', name: name, at: now() }); }
 
   function describe(err, where) {
     var assetError = QuireAssets.firstError();
@@ -41,31 +56,28 @@
     var where = 'pyodide';
     try {
       stage('pyodide');
-      pyodide = await loadPyodide({
-        indexURL: cfg.base,
-        fullStdLib: false,
-        stdout: function (line) { post({ type: 'log', level: 'info', text: line }); },
-        stderr: function (line) { post({ type: 'log', level: 'warn', text: line }); },
-      });
+      pyodide = await startPyodide(cfg);
+      installKernels();
       where = 'numpy';
       stage('numpy');
-      await pyodide.loadPackage(cfg.bootPackages, { messageCallback: function () {}, errorCallback: logError, checkIntegrity: true });
+      await installImages(cfg.bootImages);
       where = 'wheels';
       stage('wheels');
-      var micropip = pyodide.pyimport('micropip');
-      post({ type: 'mark', name: 'micropip-imported', t: performance.now() });
-      await micropip.install.callKwargs(cfg.wheels.map(function (w) { return cfg.base + w; }), { deps: false });
-      micropip.destroy();
+      await installImages(cfg.wheelImages);
       where = 'quire';
       stage('quire');
+      pyodide.runPython('import numpy');
+      mark('numpy-imported');
       await pyodide.runPythonAsync('import quire.browser');
-      post({ type: 'mark', name: 'quire-imported', t: performance.now() });
+      mark('quire-imported');
       var started = await pyodide.runPythonAsync('import quire.browser\nawait quire.browser.start()');
       var library = toPlain(started);
-      post({ type: 'mark', name: 'library-open', t: performance.now() });
+      mark('library-open');
       var versions = pyodide.runPython(
         'import json, sys, numpy, quire\n' +
-        'json.dumps({"python": sys.version.split()[0], "numpy": numpy.__version__, "quire": quire.__version__})');
+        'from quire.retrieval import kernels\n' +
+        'json.dumps({"python": sys.version.split()[0], "numpy": numpy.__version__, "quire": quire.__version__,\n' +
+        '            "dense_kernel": kernels.backend()})');
       libraries = installLazyWheels();
       libraries.catch(function (err) { post(describe(err, 'libraries')); });
       stage('ready', { versions: JSON.parse(versions), pyodide: pyodide.version, library: library });
@@ -76,11 +88,103 @@
     }
   }
 
+  /* Pyodide restored from the build's memory snapshot when the bundle has one (about
+   * two seconds faster); started the ordinary way when it has none or it fails. */
+  async function startPyodide(cfg) {
+    var options = {
+      indexURL: cfg.base,
+      fullStdLib: false,
+      stdout: function (line) { post({ type: 'log', level: 'info', text: line }); },
+      stderr: function (line) { post({ type: 'log', level: 'warn', text: line }); },
+    };
+    // Compiling the 10 MB wasm module starts the moment it arrives, on the browser's
+    // compiler threads, while the snapshot is still being unpacked.
+    var wasm = QuireAssets.get('pyodide.asm.wasm');
+    var compiled = wasm.then(function (bytes) { return WebAssembly.compile(bytes); });
+    compiled.catch(function () {});
+    if (cfg.snapshot) {
+      try {
+        var both = await Promise.all([QuireAssets.get(cfg.snapshot.asset), wasm]);
+        var restored = await withCompiledWasm(compiled, function () {
+          return QuireSnapshot.load(loadPyodide, options, both[0], both[1], cfg.snapshot);
+        });
+        mark('snapshot-restored');
+        return restored;
+      } catch (err) {
+        logWarning('Starting from the memory snapshot failed (' + (err && err.message || err) + '); starting Python the ordinary way.');
+      }
+    }
+    return withCompiledWasm(compiled, function () { return loadPyodide(options); });
+  }
+
+  /* Run start() with Pyodide instantiating the module compiled in advance. */
+  async function withCompiledWasm(compiled, start) {
+    var create = self._createPyodideModule;
+    var failed = null;
+    self._createPyodideModule = function (settings) {
+      settings.instantiateWasm = function (imports, receive) {
+        compiled
+          .then(function (module) {
+            return WebAssembly.instantiate(module, imports).then(function (instance) { receive(instance, module); });
+          })
+          .catch(function (err) { failed(err); });
+        return {};
+      };
+      return Promise.race([create(settings), new Promise(function (_, reject) { failed = reject; })]);
+    };
+    try {
+      return await start();
+    } finally {
+      self._createPyodideModule = create;
+    }
+  }
+
+  /* Dense search falls back to numpy's matrix product if this fails (e.g. no wasm SIMD). */
+  function installKernels() {
+    try {
+      if (!self.quireKernels.install(pyodide, engineMemory)) logWarning('WebAssembly SIMD is not available: dense search uses numpy.');
+    } catch (err) {
+      logWarning('The SIMD search kernel did not install (' + err.message + '): dense search uses numpy.');
+    }
+  }
+
+  function logWarning(text) { post({ type: 'log', level: 'warn', text: text }); }
+
+  var LOAD_OPTIONS = { messageCallback: function () {}, errorCallback: logError, checkIntegrity: true };
+
   function logError(text) { post({ type: 'log', level: 'error', text: String(text) }); }
+
+  /* numpy and the boot wheels (quire, snowballstemmer) arrive as file images (build.py
+   * wheel_image): written straight into site-packages, about ten times faster than
+   * unzipping wheels with Python in a just-started engine, then marked loaded so later
+   * loadPackage calls skip them. */
+  async function installImages(images) {
+    var sitePackages = pyodide.runPython('import pyodide._package_loader as l; str(l.SITE_PACKAGES)');
+    var FS = pyodide.FS;
+    for (var i = 0; i < images.length; i++) {
+      var bytes = await QuireAssets.get(images[i].asset);
+      var magic = String.fromCharCode(bytes[0], bytes[1], bytes[2], bytes[3]);
+      if (magic !== 'QFS1') throw QuireAssets.AssetError('damaged', images[i].asset, 'The file ' + images[i].asset + ' is not a file image.');
+      var headerLength = new DataView(bytes.buffer, bytes.byteOffset + 4, 4).getUint32(0, true);
+      var entries = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
+      var at = 8 + headerLength;
+      entries.forEach(function (entry) {
+        var path = sitePackages + '/' + entry[0];
+        FS.mkdirTree(path.slice(0, path.lastIndexOf('/')));
+        FS.writeFile(path, bytes.subarray(at, at + entry[1]));
+        at += entry[1];
+      });
+      pyodide.loadedPackages[images[i].package] = 'default channel';
+    }
+    // Only site-packages' cached listing: importlib.invalidate_caches() would import
+    // importlib.metadata, and the stdlib zip's finder would re-read the zip (~0.3 s each).
+    pyodide.runPython('import sys\nf = sys.path_importer_cache.get(' + JSON.stringify(sitePackages) + ')\nf and f.invalidate_caches()');
+  }
 
   /* pypdf, fsrs and the rest: installed right after ready, before any engine call runs. */
   async function installLazyWheels() {
     if (!config.lazyWheels || !config.lazyWheels.length) return;
+    await pyodide.loadPackage(config.installerPackages, LOAD_OPTIONS);
     var micropip = pyodide.pyimport('micropip');
     try {
       await micropip.install.callKwargs(config.lazyWheels.map(function (w) { return config.base + w; }), { deps: false });
@@ -94,13 +198,13 @@
   async function loadLazy() {
     try {
       await pyodide.runPythonAsync('import quire.browser\nquire.browser.load_services()');
-      post({ type: 'mark', name: 'services-loaded', t: performance.now() });
+      mark('services-loaded');
     } catch (err) {
       logError('services did not load: ' + err.message);
     }
     try {
       stage('sklearn-loading');
-      await pyodide.loadPackage(config.lazyPackages, { messageCallback: function () {}, errorCallback: logError, checkIntegrity: true });
+      await pyodide.loadPackage(config.lazyPackages, LOAD_OPTIONS);
       var v = pyodide.runPython('import sklearn, scipy\nsklearn.__version__ + " / scipy " + scipy.__version__');
       stage('sklearn', { version: v });
     } catch (err) {
@@ -162,7 +266,7 @@
     var msg = event.data;
     switch (msg.type) {
       case 'init': booted = boot(msg.config); booted.catch(function () {}); break;
-      case 'asset': QuireAssets.receive(msg.name, msg.gz, msg.b64); break;
+      case 'asset': QuireAssets.receive(msg.name, msg.gz, msg.bytes); break;
       case 'asset-failed': QuireAssets.fail(msg.name, msg.kind, msg.message); break;
       case 'call': call(msg); break;
       case 'page-result': {

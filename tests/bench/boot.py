@@ -33,7 +33,7 @@ COLLECT = """async () => {
   try { await window.quire.sklearnReady; sk = window.quire.status().timings.sklearn; } catch (e) {}
   const paint = performance.getEntriesByType('paint').find(p => p.name === 'first-contentful-paint');
   const t = s.timings;
-  return {shell: paint ? paint.startTime : t.shell, pyodide: t.numpy, numpy: t.wheels, quire: t.ready, sklearn: sk,
+  return {shell: paint ? paint.startTime : t.shell, pyodide: t.numpy, numpy: s.marks['numpy-imported'] || t.wheels, quire: t.ready, sklearn: sk,
           sw: !!navigator.serviceWorker && !!navigator.serviceWorker.controller};
 }"""
 
