@@ -7,7 +7,7 @@ from rank_bm25 import BM25Okapi
 
 import quire.retrieval.bm25 as bm25_module
 import quire.retrieval.select as select_module
-from quire.retrieval.bm25 import BM25Index
+from quire.retrieval.bm25 import BM25Index, _Postings, stable_order
 from quire.retrieval.select import top_k
 
 
@@ -175,3 +175,36 @@ def test_empty_index_searches_to_nothing():
     index.add([1], [["a"]])
     index.remove([1])
     assert index.search(["a"], k=3) == []
+
+
+@pytest.mark.parametrize("top", [1, 300, 70_000, 5_000_000_000])
+def test_stable_order_is_a_stable_argsort(top):
+    values = np.random.default_rng(top).integers(0, top + 1, 5000)
+    assert np.array_equal(stable_order(values), np.argsort(values, kind="stable"))
+
+
+def test_stable_order_refuses_negative_numbers():
+    with pytest.raises(ValueError):
+        stable_order(np.array([3, -1]))
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_postings_sum_duplicates_whatever_the_input_order(shuffled):
+    """Rows ascending inside each column (the usual append) and an arbitrary order give the same CSC."""
+    rng = np.random.default_rng(5)
+    rows = np.sort(rng.integers(0, 400, 20_000))
+    cols = rng.integers(0, 90_000, 20_000)
+    counts = rng.integers(1, 4, 20_000)
+    if shuffled:
+        perm = rng.permutation(20_000)
+        rows, cols, counts = rows[perm], cols[perm], counts[perm]
+    p = _Postings.from_pairs(rows, cols, counts, 400, 90_000)
+    dense = np.zeros((400, 90_000), dtype=np.int64)
+    np.add.at(dense, (rows, cols), counts)
+    got = np.zeros_like(dense)
+    r, c, d = p.pairs()
+    got[r, c] = d
+    assert np.array_equal(got, dense)
+    for col in range(0, 90_000, 997):  # rows ascend inside every column
+        seg = p.indices[p.indptr[col]:p.indptr[col + 1]]
+        assert np.all(np.diff(seg) > 0)

@@ -34,7 +34,7 @@ function fill(array) {
   }
   return array;
 }
-globalThis.crypto.getRandomValues = fill;
+if (globalThis.crypto) globalThis.crypto.getRandomValues = fill;  // Node 19+; Node 18 has randomFillSync only
 nodeCrypto.randomFillSync = fill;
 Date.now = () => 1700000000000;
 let tick = 0;

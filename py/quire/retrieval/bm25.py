@@ -35,11 +35,37 @@ from itertools import chain
 
 import numpy as np
 
-from .select import apply_mask, top_k
+from .select import apply_mask, ranked, top_k
 
 _TF_MAX = np.iinfo(np.uint16).max  # term counts are stored as uint16; a chunk never repeats a word 65k times
 _FORMAT = 1  # bumped when the to_bytes layout changes
 K1, B = 1.5, 0.75  # rank_bm25/bm25s defaults; also best of a small grid on SciFact *train* queries
+
+
+def stable_order(values: np.ndarray) -> np.ndarray:
+    """``np.argsort(values, kind="stable")`` for non-negative integers, as 16-bit radix passes.
+
+    numpy radix-sorts 16-bit keys; wider keys fall back to timsort, which in Pyodide
+    (no SIMD) took 18 s for the 16.6M postings of 100k chunks against 2 s this way.
+
+    >>> stable_order(np.array([70000, 3, 70000, 2, 3])).tolist()
+    [3, 1, 4, 0, 2]
+    """
+    values = np.asarray(values)
+    if values.shape[0] == 0:
+        return np.empty(0, dtype=np.intp)
+    wide = values.astype(np.int64, copy=False)
+    top = int(wide.max())
+    if int(wide.min()) < 0:
+        raise ValueError("stable_order sorts non-negative integers")
+    order, shift = None, 0
+    while True:
+        digits = (((wide if order is None else wide[order]) >> shift) & 0xFFFF).astype(np.uint16)
+        step = np.argsort(digits, kind="stable")
+        order = step if order is None else order[step]
+        shift += 16
+        if top >> shift == 0:
+            return order
 
 
 class _Postings:
@@ -65,16 +91,29 @@ class _Postings:
 
     @classmethod
     def from_pairs(cls, rows, cols, counts, n_rows: int, n_cols: int) -> "_Postings":
-        """Sum duplicate (row, col) pairs and lay them out column-major."""
-        key = cols.astype(np.int64) * max(n_rows, 1) + rows
-        order = np.argsort(key, kind="stable")
-        key, counts = key[order], counts[order].astype(np.int64)
-        if key.shape[0]:
-            starts = np.concatenate(([0], np.flatnonzero(np.diff(key)) + 1))
-            key, counts = key[starts], np.add.reduceat(counts, starts)
-        u_cols, u_rows = np.divmod(key, max(n_rows, 1))
-        indptr = np.concatenate(([0], np.cumsum(np.bincount(u_cols.astype(np.intp), minlength=n_cols)))).astype(np.int64)
-        return cls(np.minimum(counts, _TF_MAX).astype(np.uint16), u_rows.astype(np.int32), indptr, n_rows)
+        """Sum duplicate (row, col) pairs and lay them out column-major.
+
+        Sorting is by 16-bit radix passes (:func:`stable_order`): by column only when rows
+        already ascend inside each column (documents are appended in row order), else by
+        row and then column.
+        """
+        rows, cols, counts = np.asarray(rows), np.asarray(cols), np.asarray(counts)
+        order = stable_order(cols)
+        rows, cols, counts = rows[order], cols[order], counts[order]
+        if rows.shape[0] > 1 and np.any((cols[1:] == cols[:-1]) & (rows[1:] < rows[:-1])):
+            order = stable_order(rows)
+            order = order[stable_order(cols[order])]
+            rows, cols, counts = rows[order], cols[order], counts[order]
+        if rows.shape[0]:
+            first = np.empty(rows.shape[0], dtype=bool)
+            first[0] = True
+            np.not_equal(cols[1:], cols[:-1], out=first[1:])
+            first[1:] |= rows[1:] != rows[:-1]
+            starts = np.flatnonzero(first)
+            rows, cols = rows[starts], cols[starts]
+            counts = np.add.reduceat(counts.astype(np.int64), starts)
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(cols.astype(np.intp), minlength=n_cols)))).astype(np.int64)
+        return cls(np.minimum(counts, _TF_MAX).astype(np.uint16), rows.astype(np.int32), indptr, n_rows)
 
     def pairs(self):
         cols = np.repeat(np.arange(self.n_cols, dtype=np.int32), np.diff(self.indptr).astype(np.intp))
@@ -182,7 +221,7 @@ class BM25Index:
     def select(self, scores: np.ndarray, k: int = 10, mask: np.ndarray | None = None) -> list[tuple[object, float]]:
         """Top ``k`` of per-row ``scores`` (e.g. summed from several ``scores`` calls), live and > 0 only."""
         scores = apply_mask(scores, self._alive, mask)
-        return [(self._ids[r].item(), float(scores[r])) for r in top_k(scores, k, floor=0.0)]
+        return ranked(self._ids, scores, top_k(scores, k, floor=0.0))
 
     # -- derived state --------------------------------------------------
     def _merge_tail(self) -> None:

@@ -18,7 +18,7 @@ import json
 import numpy as np
 
 from .kernels import matvec
-from .select import apply_mask, top_k
+from .select import apply_mask, ranked, top_k
 
 _FORMAT = 1
 
@@ -164,7 +164,7 @@ class DenseIndex:
 
     def search(self, query_vector, k: int = 10, mask: np.ndarray | None = None, min_score: float = -np.inf) -> list[tuple[object, float]]:
         scores = apply_mask(self.scores(query_vector), self._alive, mask)
-        return [(self._ids[r].item(), float(scores[r])) for r in top_k(scores, k, floor=min_score)]
+        return ranked(self._ids, scores, top_k(scores, k, floor=min_score))
 
     def nbytes(self) -> int:
         return self._matrix[: self._n].nbytes + self._ids.nbytes + self._alive.nbytes

@@ -30,6 +30,15 @@ def top_k(scores: np.ndarray, k: int, floor: float = -np.inf) -> np.ndarray:
     return idx[np.lexsort((idx, -scores[idx]))]
 
 
+def ranked(ids: np.ndarray, scores: np.ndarray, rows: np.ndarray) -> list[tuple[object, float]]:
+    """``[(id, score), ...]`` for ``rows``, as Python values, in one step (no per-hit numpy scalars).
+
+    >>> ranked(np.array([10, 20, 30]), np.array([0.5, 2.0, 1.0]), np.array([1, 2]))
+    [(20, 2.0), (30, 1.0)]
+    """
+    return list(zip(ids[rows].tolist(), scores[rows].tolist()))
+
+
 def apply_mask(scores: np.ndarray, alive: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     """Scores with dead or out-of-scope rows set to -inf (a copy)."""
     if mask is not None:
