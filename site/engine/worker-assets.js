@@ -108,6 +108,11 @@ var QuireAssets = (function () {
     self.fetch = shimmedFetch;
   }
 
-  return { init: init, receive: receive, fail: fail, get: get, AssetError: AssetError,
+  /** An asset whose failure was handled (the snapshot: Python starts without it) is no longer the likely cause of later errors. */
+  function forget(name) {
+    if (firstError && firstError.asset === name) firstError = null;
+  }
+
+  return { init: init, receive: receive, fail: fail, get: get, forget: forget, AssetError: AssetError,
            firstError: function () { return firstError; } };
 })();

@@ -1,8 +1,8 @@
 /* The engine worker: boots Pyodide from the bundle and answers the page's calls.
  *
- * It is one blob: script (Pyodide's loader, QuireAssets, QuireStore and this file),
- * so it starts the same way over http and from file://.  Stages are reported by
- * name; the page turns them into the progress bar.
+ * It is one blob: script (Pyodide's loader, QuireAssets, QuireSnapshot, quireKernels,
+ * QuireStore and this file), so it starts the same way over http and from file://.
+ * Stages are reported by name; the page turns them into the progress bar.
  */
 (function () {
   'use strict';
@@ -14,17 +14,9 @@
 
   function post(msg) { self.postMessage(msg); }
 
-  /* The Memory Pyodide's wasm runs in (the first one made in this worker): the SIMD
-   * kernels (kernels.js) read numpy's arrays in it in place. */
+  /* The Memory Pyodide's wasm runs in (seen when it is instantiated): the SIMD kernels
+   * (kernels.js) read numpy's arrays in it in place. */
   var engineMemory = null;
-  var RealMemory = WebAssembly.Memory;
-  function CapturingMemory(descriptor) {
-    var memory = new RealMemory(descriptor);
-    if (!engineMemory) engineMemory = memory;
-    return memory;
-  }
-  CapturingMemory.prototype = RealMemory.prototype;
-  WebAssembly.Memory = CapturingMemory;
 
   /* The engine asks the page for things only a page can do (OCR draws on canvases). */
   var pageCalls = {};
@@ -111,6 +103,7 @@
         mark('snapshot-restored');
         return restored;
       } catch (err) {
+        QuireAssets.forget(cfg.snapshot.asset);
         logWarning('Starting from the memory snapshot failed (' + (err && err.message || err) + '); starting Python the ordinary way.');
       }
     }
@@ -123,6 +116,7 @@
     var failed = null;
     self._createPyodideModule = function (settings) {
       settings.instantiateWasm = function (imports, receive) {
+        engineMemory = imports.env.memory;
         compiled
           .then(function (module) {
             return WebAssembly.instantiate(module, imports).then(function (instance) { receive(instance, module); });
