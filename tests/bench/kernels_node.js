@@ -3,8 +3,9 @@
  *   node tests/bench/kernels_node.js <pyodide dir> [--json out.json]
  *
  * <pyodide dir> holds pyodide.js, pyodide.asm.{js,wasm}, pyodide-lock.json and
- * the numpy wheel.  The Memory is caught the way the worker catches it: the first
- * WebAssembly.Memory passed as imports.env.memory to WebAssembly.instantiate.
+ * the numpy wheel.  The Memory is the one Pyodide's module imports, as in the worker
+ * (there: imports.env.memory in instantiateWasm; here: the first WebAssembly.Memory
+ * passed as imports.env.memory to WebAssembly.instantiate).
  * Prints a correctness table (kernels.matvec against numpy's `@`) and a timing
  * table; exits 1 if any case is off by more than 1e-4.
  */
