@@ -71,6 +71,7 @@ var QuireAssets = (function () {
   /** The bytes of an asset, asking the page to load it the first time. */
   function get(name) {
     if (!table[name]) return Promise.reject(AssetError('missing', name, 'The bundle has no file named ' + name + '.'));
+    if (released[name]) return Promise.reject(new Error('internal: ' + name + ' was released after use'));
     var known = !!pending[name];
     var e = entry(name);
     if (!known) post({ type: 'need', name: name });
@@ -108,11 +109,17 @@ var QuireAssets = (function () {
     self.fetch = shimmedFetch;
   }
 
+  /** Drop the worker's copy of assets used up (the snapshot, the images: ~45 MB). */
+  var released = {};
+  function release(names) {
+    names.forEach(function (name) { delete pending[name]; released[name] = true; });
+  }
+
   /** An asset whose failure was handled (the snapshot: Python starts without it) is no longer the likely cause of later errors. */
   function forget(name) {
     if (firstError && firstError.asset === name) firstError = null;
   }
 
-  return { init: init, receive: receive, fail: fail, get: get, forget: forget, AssetError: AssetError,
+  return { init: init, receive: receive, fail: fail, get: get, release: release, forget: forget, AssetError: AssetError,
            firstError: function () { return firstError; } };
 })();

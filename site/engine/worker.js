@@ -56,6 +56,8 @@
       where = 'wheels';
       stage('wheels');
       await installImages(cfg.wheelImages);
+      QuireAssets.release(cfg.bootImages.concat(cfg.wheelImages).map(function (i) { return i.asset; })
+        .concat(cfg.snapshot ? [cfg.snapshot.asset, 'pyodide.asm.wasm'] : ['pyodide.asm.wasm']));
       where = 'quire';
       stage('quire');
       pyodide.runPython('import numpy');
