@@ -102,6 +102,21 @@ def test_a_damaged_snapshot_falls_back_to_an_ordinary_start(context, built_dist,
     assert_clean(page_log)
 
 
+def test_a_bundle_built_without_node_boots_the_ordinary_way(context, tmp_path, page_log):
+    """What a machine without Node.js builds: no snapshot, no .pyc files; Python starts as usual."""
+    import build
+
+    dist = tmp_path / "dist"
+    assert build.main(["--dist", str(dist), "--no-ocr", "--no-precompile"]) == 0
+    bundle = json.loads((dist / "assets/bundle.js").read_text().removeprefix("self.QUIRE_BUNDLE = ").rstrip().rstrip(";"))
+    assert bundle["snapshot"] is None
+    page = open_page(context, (dist / "index.html").as_uri(), page_log)
+    status = assert_engine_works(page, "file")
+    assert "snapshot-restored" not in status["marks"] and status["versions"]["dense_kernel"] == "wasm-simd"
+    assert not any("memory snapshot failed" in line for line in page_log.lines)
+    assert_clean(page_log)
+
+
 def test_run_reports_python_errors(context, built_dist, serve, page_log):
     page = open_page(context, serve(built_dist).url, page_log)
     wait_ready(page)
