@@ -210,13 +210,20 @@
       label.textContent = e.file ? 'File ' + e.file_index + ' of ' + e.files + ': ' + (STAGE_TEXT[e.stage] || e.stage)
         : (STAGE_TEXT[e.stage] || e.stage) + (e.chunks ? ' ' + e.chunks + ' passages' : '') + '…';
     } }).then(function (c) {
-      label.textContent = 'Trained: ' + c.added + ' added, ' + c.changed + ' changed, ' + c.skipped + ' already known' + (c.failed ? ', ' + c.failed + ' failed' : '') + '.';
-      label.dataset.testid = 'train-result';
-      QuireUI.toast(label.textContent);
+      // The result appears once the list shows what Train did (no staged row left behind).
+      training = null;
+      var show = function () {
+        label.textContent = 'Trained: ' + c.added + ' added, ' + c.changed + ' changed, ' + c.skipped + ' already known' + (c.failed ? ', ' + c.failed + ' failed' : '') + '.';
+        label.dataset.testid = 'train-result';
+        QuireUI.toast(label.textContent);
+      };
+      return refresh().then(show, show);
     }, function (err) {
+      training = null;
       label.textContent = err.message;
       QuireUI.toast(err.message, err.kind === 'TrainCancelled' ? 'info' : 'error');
-    }).then(function () { training = null; refresh(); });
+      return refresh().catch(function (e) { QuireUI.toast(e.message, 'error'); });
+    });
   }
 
   function confirmErase() {
