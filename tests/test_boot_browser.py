@@ -12,6 +12,21 @@ from conftest import CHROMIUM, CHROMIUM_ARGS, copy_dist, wait_ready
 pytestmark = pytest.mark.browser
 
 NUMPY_PROBE = "import numpy as np\nfloat(np.linalg.norm(np.array([3.0, 4.0])) + np.arange(10).sum())"
+DENSE_PROBE = """
+import numpy as np
+from quire.retrieval import kernels
+from quire.retrieval.dense import DenseIndex
+rng = np.random.default_rng(7)
+m = rng.standard_normal((1003, 771)).astype(np.float32)
+q = rng.standard_normal(771).astype(np.float32)
+index = DenseIndex()
+index.add(list(range(1003)), m)
+hits = index.search(q, k=5)
+unit = m / np.linalg.norm(m, axis=1, keepdims=True)
+expect = np.argsort(-(unit.astype(np.float64) @ (q / np.linalg.norm(q))))[:5].tolist()
+{"backend": kernels.backend(), "hits": [i for i, _ in hits], "expect": expect,
+ "max_diff": float(np.abs(kernels.matvec(m, q) - (m.astype(np.float64) @ q)).max())}
+"""
 
 
 def open_page(context, url, page_log):
@@ -53,25 +68,12 @@ def test_boots_from_disk_with_no_server(context, built_dist, tmp_path, page_log)
     """A copy of dist/ in another folder (a USB stick) opened from file://."""
     stick = copy_dist(built_dist, tmp_path / "usb stick" / "Quire")
     page = open_page(context, (stick / "index.html").as_uri(), page_log)
-    assert_engine_works(page, "file")
+    status = assert_engine_works(page, "file")
+    # The same fast path as over http: the snapshot, and dense search on the SIMD kernel.
+    assert "snapshot-restored" in status["marks"] and status["versions"]["dense_kernel"] == "wasm-simd"
+    probe = page.evaluate("(s) => window.quire.run(s)", DENSE_PROBE)
+    assert probe["backend"] == "wasm-simd" and probe["hits"] == probe["expect"]
     assert_clean(page_log)
-
-
-DENSE_PROBE = """
-import numpy as np
-from quire.retrieval import kernels
-from quire.retrieval.dense import DenseIndex
-rng = np.random.default_rng(7)
-m = rng.standard_normal((1003, 771)).astype(np.float32)
-q = rng.standard_normal(771).astype(np.float32)
-index = DenseIndex()
-index.add(list(range(1003)), m)
-hits = index.search(q, k=5)
-unit = m / np.linalg.norm(m, axis=1, keepdims=True)
-expect = np.argsort(-(unit.astype(np.float64) @ (q / np.linalg.norm(q))))[:5].tolist()
-{"backend": kernels.backend(), "hits": [i for i, _ in hits], "expect": expect,
- "max_diff": float(np.abs(kernels.matvec(m, q) - (m.astype(np.float64) @ q)).max())}
-"""
 
 
 def test_engine_starts_from_the_snapshot_and_searches_with_simd(context, built_dist, serve, page_log):

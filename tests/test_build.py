@@ -1,12 +1,10 @@
 """build.py: pinned inputs, a manifest that matches dist/, no URL outside the bundle, same bytes twice."""
 
 import fnmatch
-import gzip
 import hashlib
 import io
 import json
 import re
-import shutil
 import sys
 import zipfile
 from pathlib import Path
@@ -157,10 +155,6 @@ def test_the_bundle_names_its_memory_snapshot(built_dist):
     assert len(data) > 16 * 2**20  # Pyodide's whole heap after start-up
 
 
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="the precompile steps need Node.js")
-
-
-@needs_node
 def test_the_node_steps_give_the_same_bytes_every_time(tmp_path):
     """The snapshot and the .pyc files are made afresh (empty caches) twice: same bytes."""
     pins = build.load_pins()
