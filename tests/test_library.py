@@ -85,7 +85,7 @@ def zip_bomb() -> bytes:
 
 
 BAD_INPUTS = [
-    ("locked.pdf", "pdfs/py-pdf-sample-files/libreoffice-writer-password.pdf", "password-protected"),
+    ("locked.pdf", "py-pdf-sample-files/libreoffice-writer-password.pdf", "password-protected"),
     ("cut.pdf", None, "damaged"),
     ("bomb.docx", "BOMB", "zip bomb"),
     ("binary.txt", b"\x00\x01\x02\xff" * 500, "binary"),
@@ -94,13 +94,13 @@ BAD_INPUTS = [
 ]
 
 
-def test_one_bad_file_in_ten_leaves_the_rest_trained(data_dir):
+def test_one_bad_file_in_ten_leaves_the_rest_trained(pdf_dir):
     async def go():
         q = await open_quire()
         good = [(f"good{i}.md", md(f"Topic {i}", f"Fact number {i} is about volcano{i}.")) for i in range(9)]
         for name, data in good:
             await q.stage(name, data)
-        whole = (data_dir / "pdfs/acl-papers/N18-3011.pdf").read_bytes()
+        whole = (pdf_dir / "acl-papers/N18-3011.pdf").read_bytes()
         for name, source, expected in BAD_INPUTS:
             if source == "BOMB":
                 data = zip_bomb()
@@ -109,7 +109,7 @@ def test_one_bad_file_in_ten_leaves_the_rest_trained(data_dir):
             elif isinstance(source, bytes):
                 data = source
             else:
-                data = (data_dir / source).read_bytes()
+                data = (pdf_dir / source).read_bytes()
             batch = MemoryStore()
             one = await Quire.open(batch)
             for n, d in good:
