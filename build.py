@@ -26,9 +26,11 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import tomllib
 import zipfile
@@ -68,21 +70,57 @@ def verify(name: str, data: bytes, expected: str) -> bytes:
 
 # --- step 1: the Pyodide runtime ------------------------------------------------
 
-def pip_download(requirement: str, dest: Path) -> None:
+# Registries, overridable the way pip and npm themselves are (a mirror, a proxy).
+PYPI_SIMPLE = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
+NPM_REGISTRY = os.environ.get("npm_config_registry", "https://registry.npmjs.org").rstrip("/")
+
+
+class DownloadError(BuildError):
+    """A pinned input is not in the cache and could not be downloaded (offline, say)."""
+
+
+def http_get(url: str, what: str, accept: str | None = None) -> bytes:
+    """One HTTPS download; no pip or npm needed (stock Debian/Ubuntu have neither)."""
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    try:
+        with urllib.request.urlopen(request, timeout=300) as response:
+            return response.read()
+    except OSError as exc:
+        raise DownloadError(f"could not download {what} from {url} ({exc}); offline with an empty build cache? "
+                            "Connect once; later builds use the cache") from None
+
+
+def has_pip() -> bool:
+    return subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode == 0
+
+
+def pip_download(requirement: str, filename: str, dest: Path) -> None:
+    """Fetch one pinned file from PyPI: with pip when this Python has it, else from the
+    index's JSON listing (PEP 691) over HTTPS."""
     dest.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-           "--only-binary=:all:", "--python-version", "3.12", "--platform", "any",
-           requirement, "-d", str(dest)]
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise BuildError(f"could not download {requirement} (offline with an empty cache?):\n{result.stderr.strip()}")
+    if has_pip():
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+               "--only-binary=:all:", "--python-version", "3.12", "--platform", "any",
+               requirement, "-d", str(dest)]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise DownloadError(f"could not download {requirement} (offline with an empty cache?):\n{result.stderr.strip()}")
+        return
+    project = re.sub(r"[-_.]+", "-", requirement.split("==")[0]).lower()
+    listing = json.loads(http_get(f"{PYPI_SIMPLE}/{project}/", requirement, "application/vnd.pypi.simple.v1+json"))
+    url = next((f["url"] for f in listing.get("files", []) if f.get("filename") == filename), None)
+    if url is None:
+        raise DownloadError(f"{PYPI_SIMPLE} lists no {filename} for {requirement}")
+    (dest / filename).write_bytes(http_get(url, filename))
 
 
 def cached_download(requirement: str, filename: str, sha256: str, cache: Path) -> bytes:
-    """The pinned file from the cache, downloading it with pip only when missing."""
+    """The pinned file from the cache, downloading it only when missing."""
     path = cache / "downloads" / filename
     if not path.is_file() or sha256_bytes(path.read_bytes()) != sha256:
-        pip_download(requirement, path.parent)
+        pip_download(requirement, filename, path.parent)
     if not path.is_file():
         raise BuildError(f"pip did not produce {filename} for {requirement}")
     return verify(filename, path.read_bytes(), sha256)
@@ -101,22 +139,44 @@ def runtime_file_names(pins: dict, lock: dict) -> list[str]:
 
 
 def fetch_runtime(pins: dict, cache: Path, pyodide_dist: Path | None = None) -> dict[str, bytes]:
-    """Pyodide's files, each checked against the pins (and packages against the lock)."""
+    """Pyodide's files, each checked against the pins (and packages against the lock).
+
+    The core files (the interpreter, the standard library, the lock) come from the
+    official npm package ``pyodide``; the scientific wheels, which npm does not carry,
+    from the PyPI wheel named in ``source``, each checked against the official lock's
+    sha256 as well as our pin.  ``pyodide_dist`` (an official release folder) replaces both."""
     py = pins["pyodide"]
     if pyodide_dist is not None:
-        def read(name: str) -> bytes:
+        def read_core(name: str) -> bytes:
             path = pyodide_dist / name
             if not path.is_file():
                 raise BuildError(f"{pyodide_dist} has no {name}: is it a full Pyodide {py['version']} release folder?")
             return path.read_bytes()
+        read_wheel = read_core
     else:
+        tarball = npm_tarball(py["npm_package"], py["version"], py["npm_integrity"], cache)
+        core = tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz")
+
+        def read_core(name: str) -> bytes:
+            try:
+                member = core.extractfile(f"package/{name}")
+            except KeyError:
+                member = None
+            if member is None:
+                raise BuildError(f"npm {py['npm_package']}@{py['version']} has no {name}")
+            return member.read()
+
         wheel = cached_download(py["source"], py["source_file"], py["source_sha256"], cache)
         archive = zipfile.ZipFile(io.BytesIO(wheel))
 
-        def read(name: str) -> bytes:
-            return archive.read(py["source_prefix"] + name)
+        def read_wheel(name: str) -> bytes:
+            try:
+                return archive.read(py["source_prefix"] + name)
+            except KeyError:
+                raise BuildError(f"{py['source_file']} has no {name}; pin a source that carries "
+                                 f"Pyodide {py['version']}'s packages, or use --pyodide-dist") from None
 
-    lock_bytes = verify("pyodide-lock.json", read("pyodide-lock.json"), py["files"]["pyodide-lock.json"])
+    lock_bytes = verify("pyodide-lock.json", read_core("pyodide-lock.json"), py["files"]["pyodide-lock.json"])
     lock = json.loads(lock_bytes)
     if lock["info"]["version"] != py["version"]:
         raise BuildError(f"the runtime is Pyodide {lock['info']['version']}, but {py['version']} is pinned")
@@ -125,7 +185,7 @@ def fetch_runtime(pins: dict, cache: Path, pyodide_dist: Path | None = None) -> 
     for name in runtime_file_names(pins, lock):
         if name not in py["files"]:
             raise BuildError(f"{name} has no pinned sha256 in pyproject.toml [tool.quire.pyodide.files]")
-        data = verify(name, read(name), py["files"][name])
+        data = verify(name, (read_core if name in CORE_FILES else read_wheel)(name), py["files"][name])
         if name in by_file:
             verify(name + " (lock file)", data, by_file[name]["sha256"])
         files[name] = data
@@ -226,6 +286,9 @@ def trim_runtime(pins: dict, runtime: dict[str, bytes]) -> dict[str, bytes]:
             if trimmed is not data:
                 out[name] = trimmed
                 by_file[name]["sha256"] = sha256_bytes(trimmed)
+    # Only the packages the bundle carries: the official lock lists 350, and a lock entry
+    # without its file would only turn a clear "not bundled" into a failed download.
+    lock["packages"] = {key: pkg for key, pkg in lock["packages"].items() if pkg["file_name"] in runtime}
     out["pyodide-lock.json"] = json.dumps(lock, indent=1, sort_keys=True).encode()
     return out
 
@@ -578,8 +641,6 @@ def main(argv: list[str] | None = None) -> int:
 # the page starts only when a scanned page needs them (site/assets/ocr.js).  They come
 # from npm tarballs pinned in [tool.quire.ocr]; `--no-ocr` builds leave them out.
 
-import tarfile  # noqa: E402  (kept inside this section so it stays self-contained)
-
 OCR_HEAD = "engine/ocr/tesseract-head.js"  # our part of the OCR worker, run before Tesseract's
 
 
@@ -593,19 +654,21 @@ def npm_integrity(data: bytes) -> str:
 
 
 def npm_tarball(package: str, version: str, integrity: str, cache: Path) -> bytes:
-    """The pinned tarball from the cache, fetched with ``npm pack`` only when missing or wrong."""
+    """The pinned tarball from the cache, fetched when missing or wrong: with ``npm pack``
+    when npm is installed, else straight from the registry (the integrity is checked either way)."""
     path = cache / "npm" / ocr_tarball_name(package, version)
     if not path.is_file() or npm_integrity(path.read_bytes()) != integrity:
         path.parent.mkdir(parents=True, exist_ok=True)
         npm = shutil.which("npm")
         if npm is None:
-            raise BuildError(f"{path.name} is not in the build cache and npm is not installed; "
-                             "install Node.js (npm) or build with --no-ocr")
-        result = subprocess.run([npm, "pack", f"{package}@{version}", "--pack-destination", str(path.parent)],
-                                capture_output=True, text=True)
-        if result.returncode != 0 or not path.is_file():
-            raise BuildError(f"npm pack {package}@{version} failed (offline with an empty cache?); "
-                             f"or build with --no-ocr:\n{result.stderr.strip()}")
+            url = f"{NPM_REGISTRY}/{package}/-/{package.rsplit('/', 1)[-1]}-{version}.tgz"
+            path.write_bytes(http_get(url, f"{package}@{version}"))
+        else:
+            result = subprocess.run([npm, "pack", f"{package}@{version}", "--pack-destination", str(path.parent)],
+                                    capture_output=True, text=True)
+            if result.returncode != 0 or not path.is_file():
+                raise DownloadError(f"npm pack {package}@{version} failed (offline with an empty cache?):\n"
+                                    f"{result.stderr.strip()}")
     data = path.read_bytes()
     if npm_integrity(data) != integrity:
         raise BuildError(f"{path.name}: integrity {npm_integrity(data)} does not match the pinned {integrity}; "
@@ -614,13 +677,11 @@ def npm_tarball(package: str, version: str, integrity: str, cache: Path) -> byte
 
 
 def fetch_ocr_or_skip(pins: dict, cache: Path) -> dict[str, bytes]:
-    """OCR's files, or none (with a warning) on a machine without npm and an empty cache:
-    Quire still builds and runs there, and the page says OCR is not included."""
+    """OCR's files, or none (with a warning) when they cannot be downloaded and are not
+    cached: Quire still builds and runs there, and the page says OCR is not included."""
     try:
         return fetch_ocr(pins, cache)
-    except BuildError as exc:
-        if "npm is not installed" not in str(exc):
-            raise
+    except DownloadError as exc:
         print(f"warning: building without OCR: {exc}", file=sys.stderr)
         return {}
 

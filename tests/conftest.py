@@ -8,6 +8,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "py"))
 
 FIXTURES = ROOT / "tests" / "fixtures"
+# --doctest-modules imports every module under testpaths: benchmarks and the runner are scripts.
+collect_ignore = ["run.py"]
+collect_ignore_glob = ["bench/*"]
 
 
 @pytest.fixture(scope="session")

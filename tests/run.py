@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Run Quire's whole test suite, installing what it needs first.
 
-    python tests/run.py            # everything, real Chromium included
-    python tests/run.py -k bm25    # extra arguments go to pytest
+    python3 tests/run.py            # everything, real Chromium included
+    python3 tests/run.py -k bm25    # extra arguments go to pytest
 
-It installs the Python packages named in pyproject.toml (engine + [test]) with pip,
-checks for Chromium, Node.js and npm (installing Debian's packages when running as
-root), and then runs pytest.  Browser tests build their own bundle into a temporary folder.
+It makes its own virtual environment (``.venv`` in the repo, or ``$QUIRE_VENV``), because
+stock Debian and Ubuntu refuse ``pip install`` into the system Python (PEP 668), and
+installs the packages named in pyproject.toml (engine + [test]) there.  It checks for
+Chromium, Node.js and npm (installing Debian's packages when running as root), and then
+runs pytest inside that environment.  Browser tests build their own bundle into a
+temporary folder.
 """
 
 from __future__ import annotations
@@ -19,7 +22,41 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+VENV = Path(os.environ.get("QUIRE_VENV", ROOT / ".venv"))
 CHROMIUM = os.environ.get("QUIRE_CHROMIUM", "/usr/bin/chromium")
+
+
+def venv_python() -> Path:
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def as_root_with_apt() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get") is not None
+
+
+def apt_install(packages: list[str]) -> None:
+    print(f"Installing Debian's {', '.join(packages)}…", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+    subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=True, env=env)
+
+
+def ensure_venv() -> Path:
+    """The suite's own environment; Debian ships venv without ensurepip until python3-venv is installed."""
+    python = venv_python()
+    if python.exists():
+        return python
+    made = subprocess.run([sys.executable, "-m", "venv", str(VENV)], capture_output=True, text=True)
+    if made.returncode != 0 and as_root_with_apt():
+        shutil.rmtree(VENV, ignore_errors=True)
+        version = f"python3.{sys.version_info.minor}-venv"
+        apt_install(["python3-venv", version])
+        made = subprocess.run([sys.executable, "-m", "venv", str(VENV)], capture_output=True, text=True)
+    if made.returncode != 0:
+        shutil.rmtree(VENV, ignore_errors=True)
+        sys.exit(f"Could not make a virtual environment at {VENV}:\n{made.stderr.strip()}\n"
+                 "On Debian/Ubuntu install it with: sudo apt-get install -y python3-venv; then run this again.")
+    return python
 
 
 def requirements() -> list[str]:
@@ -27,8 +64,8 @@ def requirements() -> list[str]:
     return project["dependencies"] + project["optional-dependencies"]["test"]
 
 
-def ensure_packages() -> None:
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements()]
+def ensure_packages(python: Path) -> None:
+    cmd = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements()]
     if subprocess.run(cmd).returncode != 0:
         sys.exit("pip could not install the test requirements (see above)")
 
@@ -48,11 +85,8 @@ def missing_tools() -> list[str]:
 
 def ensure_tools() -> None:
     need = missing_tools()
-    if need and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        print(f"Installing Debian's {', '.join(need)}…", flush=True)
-        subprocess.run(["apt-get", "update", "-qq"], check=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", *need], check=True,
-                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    if need and as_root_with_apt():
+        apt_install(need)
     if not Path(CHROMIUM).exists():
         sys.exit(f"Chromium not found at {CHROMIUM}. Install it (Debian/Ubuntu: sudo apt-get install -y chromium) "
                  "or point QUIRE_CHROMIUM at a Chromium/Chrome binary, then run this again.")
@@ -62,10 +96,11 @@ def ensure_tools() -> None:
 
 
 def main() -> int:
-    ensure_packages()
+    python = ensure_venv()
+    ensure_packages(python)
     ensure_tools()
     args = sys.argv[1:] or ["-q"]
-    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT).returncode
+    return subprocess.run([str(python), "-m", "pytest", *args], cwd=ROOT).returncode
 
 
 if __name__ == "__main__":

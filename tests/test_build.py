@@ -254,8 +254,79 @@ def test_service_worker_lists_every_file_and_the_build(built_dist):
     assert f"var BUILD = '{manifest['build']}'" in sw
 
 
-def test_a_machine_without_npm_still_builds_without_ocr(tmp_path, monkeypatch, capsys):
+def test_a_machine_without_npm_or_network_still_builds_without_ocr(tmp_path, monkeypatch, capsys):
     pins = build.load_pins()
     monkeypatch.setattr(build.shutil, "which", lambda name: None)
+
+    def offline(url, what, accept=None):
+        raise build.DownloadError(f"could not download {what} from {url} (offline)")
+
+    monkeypatch.setattr(build, "http_get", offline)
     assert build.fetch_ocr_or_skip(pins, tmp_path / "empty-cache") == {}
     assert "building without OCR" in capsys.readouterr().err
+
+
+def test_without_npm_a_tarball_comes_straight_from_the_registry(tmp_path, monkeypatch):
+    """Stock Debian has no npm: the pinned tarball is downloaded over HTTPS and its integrity checked."""
+    pin = build.load_pins()["ocr"]["eng"]
+    cached = build.DEFAULT_CACHE / "npm" / build.ocr_tarball_name(pin["package"], pin["version"])
+    real = build.npm_tarball(pin["package"], pin["version"], pin["integrity"], build.DEFAULT_CACHE)
+    asked = []
+
+    def registry(url, what, accept=None):
+        asked.append(url)
+        return real if url.endswith(f"/{pin['package']}/-/eng-{pin['version']}.tgz") else b"?"
+
+    monkeypatch.setattr(build.shutil, "which", lambda name: None)
+    monkeypatch.setattr(build, "http_get", registry)
+    assert build.npm_tarball(pin["package"], pin["version"], pin["integrity"], tmp_path) == real
+    assert asked == [f"{build.NPM_REGISTRY}/@tesseract.js-data/eng/-/eng-1.0.0.tgz"] and cached.is_file()
+
+    monkeypatch.setattr(build, "http_get", lambda url, what, accept=None: real[:-1] + b"!")
+    with pytest.raises(build.BuildError, match="integrity"):
+        build.npm_tarball(pin["package"], pin["version"], pin["integrity"], tmp_path / "other")
+
+
+def test_without_pip_a_wheel_comes_from_the_index_listing(tmp_path, monkeypatch):
+    """No pip (stock Debian): the file is found in the index's JSON listing (PEP 691) and checked."""
+    filename, sha = next((f, h) for f, h in build.load_pins()["wheels"].items() if f.startswith("fsrs-"))
+    real = build.cached_download("fsrs==6.3.2", filename, sha, build.DEFAULT_CACHE)
+    listing = {"files": [{"filename": "fsrs-0.1.0-py3-none-any.whl", "url": "https://files.example.invalid/old.whl"},
+                         {"filename": filename, "url": "https://files.example.invalid/new.whl"}]}
+
+    def index(url, what, accept=None):
+        if url == f"{build.PYPI_SIMPLE}/fsrs/":
+            assert accept == "application/vnd.pypi.simple.v1+json"
+            return json.dumps(listing).encode()
+        assert url == "https://files.example.invalid/new.whl"
+        return real
+
+    monkeypatch.setattr(build, "has_pip", lambda: False)
+    monkeypatch.setattr(build, "http_get", index)
+    assert build.cached_download("fsrs==6.3.2", filename, sha, tmp_path) == real
+    monkeypatch.setattr(build, "http_get", lambda url, what, accept=None: (
+        json.dumps(listing).encode() if url.endswith("/fsrs/") else real + b"tampered"))
+    with pytest.raises(build.BuildError, match="does not match the pinned"):
+        build.cached_download("fsrs==6.3.2", filename, sha, tmp_path / "other")
+
+
+def test_core_files_come_from_the_official_npm_package(tmp_path):
+    """pyodide.asm.wasm & co. are the bytes of npm pyodide@0.27.7; the shipped lock lists only
+    the packages the bundle carries, with the official sha256 for every untrimmed one."""
+    import tarfile
+
+    pins = build.load_pins()
+    py = pins["pyodide"]
+    tarball = build.npm_tarball(py["npm_package"], py["version"], py["npm_integrity"], build.DEFAULT_CACHE)
+    runtime = build.fetch_runtime(pins, build.DEFAULT_CACHE)
+    with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
+        for name in build.CORE_FILES:
+            assert runtime[name] == archive.extractfile(f"package/{name}").read(), name
+        official = json.loads(archive.extractfile("package/pyodide-lock.json").read())["packages"]
+    trimmed = build.trim_runtime(pins, runtime)
+    shipped = json.loads(trimmed["pyodide-lock.json"])["packages"]
+    assert set(shipped) == {k for k, p in official.items() if p["file_name"] in runtime}
+    for key, pkg in shipped.items():
+        untouched = trimmed[pkg["file_name"]] == runtime[pkg["file_name"]]
+        assert (pkg["sha256"] == official[key]["sha256"]) == untouched, key
+        assert pkg["sha256"] == hashlib.sha256(trimmed[pkg["file_name"]]).hexdigest(), key

@@ -13,7 +13,9 @@ from dataclasses import asdict, dataclass, field
 
 
 def sha256_hex(data: bytes | str) -> str:
-    """>>> sha256_hex("a")[:8]
+    """The hex SHA-256 of bytes, or of a string's UTF-8.
+
+    >>> sha256_hex("a")[:8]
     'ca978112'
     """
     if isinstance(data, str):

@@ -31,7 +31,9 @@ class OCRStopped(Exception):
 
 
 def tesseract_language(source_language: str | None, choice: str = "auto") -> str:
-    """>>> tesseract_language("de"), tesseract_language(None), tesseract_language("en", "deu")
+    """Tesseract's language for a source: its own language, else English and German.
+
+    >>> tesseract_language("de"), tesseract_language(None), tesseract_language("en", "deu")
     ('deu', 'eng+deu', 'deu')
     """
     if choice != "auto":

@@ -33,17 +33,17 @@
     'no-wasm': ['This browser cannot run Quire’s engine',
       'Quire runs Python compiled to WebAssembly, and WebAssembly is not available here. Use a current Chrome, Edge, Firefox or Safari, and check that WebAssembly is not switched off by a policy or a hardened mode (such as Edge’s enhanced security or Safari’s Lockdown Mode).'],
     'no-bundle': ['Part of Quire is missing',
-      'assets/bundle.js did not load, so this copy of Quire is incomplete. Copy the whole dist/ folder again (or run “python build.py”), then reload.'],
+      'assets/bundle.js did not load, so this copy of Quire is incomplete. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.'],
     missing: ['Part of Quire is missing',
-      'The file %s could not be loaded, so this copy of Quire is incomplete. Copy the whole dist/ folder again (or run “python build.py”), then reload.'],
+      'The file %s could not be loaded, so this copy of Quire is incomplete. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.'],
     damaged: ['Part of Quire is damaged',
-      '%s does not match its checksum. Copy the whole dist/ folder again (or run “python build.py”), then reload.'],
+      '%s does not match its checksum. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.'],
     storage: ['This browser refused local storage',
       'Quire keeps your library in this browser’s storage (IndexedDB), and the browser refused it (%s). Leave private or incognito mode, or allow site data for this page, then reload.'],
     worker: ['The browser would not start Quire’s engine',
       'Starting the engine worker failed (%s). Quire needs Web Workers; check that no extension or policy blocks them, then reload.'],
     engine: ['Quire’s engine stopped while starting',
-      'It failed at the stage “%s”. Reload the page; if it happens again, rebuild with “python build.py” and copy dist/ again.'],
+      'It failed at the stage “%s”. Reload the page; if it happens again, rebuild with “python3 build.py” and copy dist/ again.'],
   };
 
   function fail(kind, arg, detail) {

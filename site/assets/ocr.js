@@ -100,13 +100,13 @@
     return self.quire.loadAsset(name).then(function (blob) { return blob.arrayBuffer(); }, function (err) {
       var file = (err && err.arg) || info.src;
       if (err && err.kind === 'damaged') {
-        throw ocrError('damaged', 'The OCR file ' + file + ' is damaged. Copy the whole dist/ folder again (or run “python build.py”), then reload.');
+        throw ocrError('damaged', 'The OCR file ' + file + ' is damaged. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.');
       }
-      throw ocrError('missing', 'The OCR file ' + file + ' could not be loaded, so this copy of Quire is incomplete. Copy the whole dist/ folder again (or run “python build.py”), then reload.');
+      throw ocrError('missing', 'The OCR file ' + file + ' could not be loaded, so this copy of Quire is incomplete. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.');
     }).then(function (buffer) {
       return crypto.subtle.digest('SHA-256', buffer).then(function (digest) {
         if (hex(digest) !== info.sha256) {
-          throw ocrError('damaged', 'The OCR file ' + info.src + ' does not match its checksum. Copy the whole dist/ folder again (or run “python build.py”), then reload.');
+          throw ocrError('damaged', 'The OCR file ' + info.src + ' does not match its checksum. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.');
         }
         return new Uint8Array(buffer);
       });
