@@ -3,7 +3,7 @@
   'use strict';
   var h = QuireUI.h;
   var q = self.quire;
-  var root, list, trainBtn, trainBox, summary, categoryInput, datalist;
+  var root, list, trainBtn, trainBox, summary, categoryInput, datalist, welcomeBox;
   var training = null;
 
   function init(el) {
@@ -28,9 +28,11 @@
     summary = h('span', { class: 'muted', testid: 'library-summary' });
     trainBox = h('div', { class: 'train-box', testid: 'train-progress', hidden: true });
     list = h('div', { testid: 'source-list', class: 'source-list' });
+    welcomeBox = h('div', { class: 'welcome-box' });
 
     root.append(
       h('div', { class: 'view-head' }, h('h2', null, 'Library'), summary, h('span', { class: 'spacer' }), trainBtn),
+      welcomeBox,
       h('div', { class: 'card add-card' },
         drop,
         h('div', { class: 'add-row' },
@@ -51,6 +53,7 @@
       list,
       h('div', { class: 'danger-zone' }, h('button', { type: 'button', class: 'danger', testid: 'erase-all', onclick: confirmErase }, 'Erase all knowledge…')));
     document.addEventListener('quire:library-changed', refresh);
+    document.addEventListener('quire:sample-changed', refresh);
     document.addEventListener('quire:ready', refresh);
   }
 
@@ -111,9 +114,11 @@
       (pending ? ' · ' + pending + ' waiting for Train' : '');
     QuireUI.clear(list);
     if (!sources.length) {
+      QuireUI.fill(welcomeBox, QuireWelcome.welcome());
       list.appendChild(h('p', { class: 'empty', testid: 'library-empty' }, 'Nothing here yet. Add documents above; Quire keeps them in this browser only.'));
       return;
     }
+    showSample(sources);
     var table = h('table', { class: 'sources' },
       h('thead', null, h('tr', null, ['Name', 'Type', 'Size', 'Parts', 'Passages', 'Category', 'Language', 'Status', 'Added', ''].map(function (t) { return h('th', { scope: 'col' }, t); }))));
     var body = h('tbody');
@@ -146,6 +151,19 @@
     });
     table.appendChild(body);
     list.appendChild(table);
+  }
+
+  /* While the sample library is in, its card suggests what to try, and its rows say "Sample". */
+  function showSample(sources) {
+    QuireWelcome.sampleCard(sources).then(function (sample) {
+      if (!sample) { QuireUI.clear(welcomeBox); return; }
+      QuireUI.fill(welcomeBox, sample.card);
+      list.querySelectorAll('[data-testid="source-row"]').forEach(function (row) {
+        if (sample.ids.indexOf(row.dataset.id) >= 0 && !row.querySelector('.sample-tag')) {
+          row.querySelector('.name').prepend(h('span', { class: 'badge sample-tag', testid: 'sample-tag' }, 'Sample'), ' ');
+        }
+      });
+    }, function () { QuireUI.clear(welcomeBox); });
   }
 
   function remove(s) {

@@ -71,6 +71,8 @@
     document.addEventListener('quire:ready', refresh);
     document.addEventListener('quire:library-changed', function () { if (q.status().stage === 'ready') fillScopes(); });
     document.addEventListener('quire:llm-status', function (e) { aiNote(e.detail); });
+    // The welcome card's "take a quiz" opens the set it just made.
+    document.addEventListener('quire:open-set', function (e) { openSet(e.detail.id); });
   }
 
   function refresh() {

@@ -1,0 +1,78 @@
+/* The sample library on the automation surface: window.quire.loadSample() / removeSample() / sampleIds().
+ * Its text lives in assets/sample-library.js, loaded only when asked for (a classic script, so
+ * file:// works); the ids of its sources are kept under 'quire.sample' so one click removes them. */
+(function () {
+  'use strict';
+  var q = self.quire;
+  var KEY = 'quire.sample';
+  var loading = null;
+
+  function content() {
+    if (self.QuireSample) return Promise.resolve(self.QuireSample);
+    if (!loading) {
+      loading = new Promise(function (resolve, reject) {
+        var s = document.createElement('script');
+        s.src = 'assets/sample-library.js';
+        s.onload = function () { resolve(self.QuireSample); };
+        s.onerror = function () {
+          loading = null;
+          reject(new Error('assets/sample-library.js did not load, so this copy of Quire is incomplete. ' +
+            'Copy the whole dist/ folder again (or run “python3 build.py”), then reload.'));
+        };
+        document.head.appendChild(s);
+      });
+    }
+    return loading;
+  }
+
+  function describe(sample, extra) {
+    return Object.assign({ category: sample.category, questions: sample.questions.slice(), search: sample.search,
+      files: sample.files.map(function (f) { return f.name; }) }, extra || {});
+  }
+
+  /** sampleInfo() -> {category, questions, search, files} */
+  q.sampleInfo = function () { return content().then(function (s) { return describe(s); }); };
+
+  /** sampleIds() -> ids of the sample's sources still in the library ([] when none). */
+  q.sampleIds = function () {
+    return Promise.all([q.kv.get(KEY), q.sources()]).then(function (res) {
+      var ids = (res[0] && res[0].ids) || [];
+      var present = {};
+      res[1].forEach(function (s) { present[s.id] = true; });
+      return ids.filter(function (id) { return present[id]; });
+    });
+  };
+
+  /** loadSample({onProgress, signal}) -> {category, questions, search, files, counts, ids}:
+   * stages the sample's documents under their own category and trains them. */
+  q.loadSample = function (opts) {
+    opts = opts || {};
+    return content().then(function (sample) {
+      var items = sample.files.map(function (f) { return { name: f.name, text: f.text }; });
+      return q.stage(items, { category: sample.category }).then(function (records) {
+        var ids = records.filter(function (r) { return r.status !== 'failed'; }).map(function (r) { return r.id; });
+        return q.kv.set(KEY, { ids: ids, version: sample.version }).then(function () {
+          return q.train({ onProgress: opts.onProgress, signal: opts.signal });
+        }).then(function (counts) {
+          document.dispatchEvent(new CustomEvent('quire:sample-changed'));
+          return describe(sample, { counts: counts, ids: ids });
+        });
+      });
+    });
+  };
+
+  /** removeSample() -> {removed}: removes the sample's sources and everything learned from them. */
+  q.removeSample = function () {
+    return q.sampleIds().then(function (ids) {
+      return ids.reduce(function (chain, id) {
+        return chain.then(function () { return q.remove(id); });
+      }, Promise.resolve()).then(function () {
+        return q.kv.set(KEY, { ids: [] });
+      }).then(function () {
+        document.dispatchEvent(new CustomEvent('quire:library-changed'));
+        document.dispatchEvent(new CustomEvent('quire:sample-changed'));
+        return { removed: ids.length };
+      });
+    });
+  };
+})();

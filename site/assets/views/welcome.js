@@ -1,0 +1,102 @@
+/* The first run: a welcome card on an empty library (what Quire does, in three steps, and
+ * "Try it with a sample library"), and, while the sample is in the library, a card that
+ * suggests what to try and removes the sample in one click. */
+var QuireWelcome = (function () {
+  'use strict';
+  var h = QuireUI.h;
+  var q = self.quire;
+
+  /* Open a view and run something in it the way a person would: fill its input and submit. */
+  function runIn(view, testid, text) {
+    location.hash = '#' + view;
+    QuireUI.show(view);
+    var input = document.querySelector('[data-view="' + view + '"] [data-testid="' + testid + '"]');
+    if (!input) return;
+    input.value = text;
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    if (input.form) input.form.requestSubmit();
+    input.focus();
+  }
+
+  function makeQuiz(info, button) {
+    button.disabled = true;
+    button.textContent = 'Making a quiz…';
+    q.generate('quiz', { scope: { category: info.category }, count: 5, difficulty: 'easy' }).then(function (set) {
+      location.hash = '#study';
+      QuireUI.show('study');
+      document.dispatchEvent(new CustomEvent('quire:open-set', { detail: { id: set.id } }));
+    }, function (err) { QuireUI.toast(err.message, 'error'); }).then(function () {
+      button.disabled = false;
+      button.textContent = 'Take a 5-question quiz';
+    });
+  }
+
+  /* Suggestions that work with and without a model server. */
+  function suggestions(info) {
+    var quiz = h('button', { type: 'button', testid: 'sample-quiz', onclick: function () { makeQuiz(info, quiz); } }, 'Take a 5-question quiz');
+    return h('div', { class: 'card sample-card', testid: 'sample-card' },
+      h('div', { class: 'view-head' },
+        h('h3', null, 'The sample library is ready'),
+        h('span', { class: 'badge', testid: 'sample-badge' }, 'Sample'),
+        h('span', { class: 'spacer' }),
+        h('button', { type: 'button', testid: 'sample-remove', onclick: removeSample }, 'Remove the sample library')),
+      h('p', { class: 'muted' }, 'Two short documents, one English and one German, labelled “' + info.category +
+        '”. Try one of these; each works with or without a model server.'),
+      h('ul', { class: 'sample-tries' },
+        info.questions.map(function (text) {
+          return h('li', null, h('button', { type: 'button', class: 'link', testid: 'sample-question',
+            onclick: function () { runIn('ask', 'chat-input', text); } }, 'Ask: “' + text + '”'));
+        }).concat([
+          h('li', null, h('button', { type: 'button', class: 'link', testid: 'sample-search',
+            onclick: function () { runIn('search', 'search-input', info.search); } }, 'Search for “' + info.search + '”')),
+          h('li', null, quiz),
+        ])));
+  }
+
+  function removeSample() {
+    q.removeSample().then(function (r) {
+      QuireUI.toast(r.removed === 1 ? 'Removed the sample document.' : 'Removed the ' + r.removed + ' sample documents.');
+    }, function (err) { QuireUI.toast(err.message, 'error'); });
+  }
+
+  function loadSample(button, status) {
+    button.disabled = true;
+    status.textContent = 'Adding the sample documents…';
+    q.loadSample({ onProgress: function (e) {
+      if (e.stage === 'done') status.textContent = 'Almost done…';
+      else if (e.file) status.textContent = 'Training: ' + e.file;
+    } }).then(function () {
+      status.textContent = '';
+    }, function (err) {
+      button.disabled = false;
+      status.textContent = err.message;
+      QuireUI.toast(err.message, 'error');
+    });
+  }
+
+  /** The card shown on an empty library. */
+  function welcome() {
+    var status = h('p', { class: 'muted', testid: 'sample-status', role: 'status' });
+    var button = h('button', { type: 'button', class: 'primary', testid: 'sample-load' }, 'Try it with a sample library');
+    button.addEventListener('click', function () { loadSample(button, status); });
+    return h('div', { class: 'card welcome', testid: 'welcome' },
+      h('h3', null, 'Welcome to Quire'),
+      h('p', null, 'Your documents stay in this browser. Quire works in three steps:'),
+      h('ol', { class: 'welcome-steps' },
+        h('li', null, h('strong', null, 'Add'), ' your documents: drop files or folders above (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, text).'),
+        h('li', null, h('strong', null, 'Train'), ': Quire reads them and builds its search index, here in the tab.'),
+        h('li', null, h('strong', null, 'Search, ask and study'), ': answers with page citations, quizzes, flashcards, workshops and mind maps.')),
+      h('p', null, 'Not sure yet? Try it on two short sample documents first; one click removes them again.'),
+      button, status);
+  }
+
+  /** The sample's card, or null when the sample is not in the library. */
+  function sampleCard(sources) {
+    return q.sampleIds().then(function (ids) {
+      if (!ids.length || !sources.some(function (s) { return ids.indexOf(s.id) >= 0 && s.status === 'trained'; })) return null;
+      return q.sampleInfo().then(function (info) { return { card: suggestions(info), ids: ids }; });
+    });
+  }
+
+  return { welcome: welcome, sampleCard: sampleCard };
+})();
