@@ -4,6 +4,16 @@ Headings are recognised by style (Title, Heading 1-9, whatever the language
 of the style id) or by an explicit outline level, so a German "Überschrift 1"
 works as well as "Heading1".
 
+Footnotes and endnotes are written inline, right after the mark that
+refers to them, numbered in reading order as Word numbers them:
+"Reference footnote 1 [Footnote 1: First footnote]".  A note is therefore
+searchable and cited with the section it belongs to.
+
+A table of contents (Word's TOC field, paragraphs styled "TOC 1".."TOC 9",
+or a content control from the "Table of Contents" gallery) stays
+searchable but becomes its own unit flagged ``toc``, so study tools do not
+turn it into chapters or questions.
+
 >>> heading_level("heading 2"), heading_level("Title"), heading_level("Normal")
 (2, 0, None)
 """
@@ -12,10 +22,13 @@ from __future__ import annotations
 
 import re
 
+from quire.extract import toc
 from quire.extract.base import ExtractError, Limits, Outline, SafeZip, attr, local
 from quire.model import Extraction
 
 _HEADING_NAME = re.compile(r"^(?:heading|berschrift|titre|titolo|título|kop)\s*(\d)$", re.I)
+_TOC_NAME = re.compile(r"^(?:toc|verzeichnis|inhaltsverzeichnis|tdm|índice)\s*\d$", re.I)
+TOC_LEVEL = -1  # pseudo heading level that marks a table-of-contents paragraph
 
 
 def heading_level(style_name: str) -> int | None:
@@ -29,7 +42,7 @@ def heading_level(style_name: str) -> int | None:
 
 
 def _styles(z: SafeZip) -> dict[str, int]:
-    """{styleId: outline level} from word/styles.xml."""
+    """{styleId: outline level (TOC_LEVEL for TOC entries)} from word/styles.xml."""
     root = z.xml("word/styles.xml")
     levels: dict[str, int] = {}
     for style in root.iter() if root is not None else ():
@@ -39,7 +52,8 @@ def _styles(z: SafeZip) -> dict[str, int]:
         level = None
         for el in style.iter():
             if local(el.tag) == "name":
-                level = heading_level(attr(el, "val") or "")
+                name = attr(el, "val") or ""
+                level = TOC_LEVEL if _TOC_NAME.match(name.strip()) else heading_level(name)
             elif local(el.tag) == "outlineLvl" and level is None:
                 level = int(attr(el, "val") or 9) + 1
         if level is not None and level <= 9:
@@ -47,7 +61,43 @@ def _styles(z: SafeZip) -> dict[str, int]:
     return levels
 
 
-def _paragraph(p, styles: dict[str, int]) -> tuple[str, int | None]:
+def _notes(z: SafeZip, part: str, kind: str) -> dict[str, object]:
+    """{id: <w:footnote> element} of footnotes.xml or endnotes.xml, separators left out."""
+    root = z.xml(part)
+    out = {}
+    for note in root if root is not None else ():
+        if local(note.tag) == kind and (attr(note, "type") or "normal") == "normal":
+            out[attr(note, "id") or ""] = note
+    return out
+
+
+class _Doc:
+    """Styles, notes and running note numbers shared by the walk over one document."""
+
+    def __init__(self, z: SafeZip):
+        self.styles = _styles(z)
+        self.notes = {"footnote": _notes(z, "word/footnotes.xml", "footnote"),
+                      "endnote": _notes(z, "word/endnotes.xml", "endnote")}
+        self.numbers = {"footnote": 0, "endnote": 0}
+        self.in_note = False
+
+    def note(self, kind: str, note_id: str) -> str:
+        """' [Footnote 1: text]' for a reference mark; '' for an unknown or nested one."""
+        element = self.notes[kind].pop(note_id, None)  # pop: a note is written once, even if referenced twice
+        if element is None or self.in_note:
+            return ""
+        self.numbers[kind] += 1
+        self.in_note = True
+        try:
+            inner = Outline()
+            _walk(element, self, inner)
+            text = " ".join(" ".join(u.text.split()) for u in inner.units())
+        finally:
+            self.in_note = False
+        return f" [{kind.capitalize()} {self.numbers[kind]}: {text}]" if text else ""
+
+
+def _paragraph(p, doc: _Doc) -> tuple[str, int | None]:
     """(text, heading level or None) of one <w:p>."""
     parts, level = [], None
     for el in p.iter():
@@ -58,35 +108,64 @@ def _paragraph(p, styles: dict[str, int]) -> tuple[str, int | None]:
             parts.append("\t")
         elif tag in ("br", "cr"):
             parts.append("\n")
+        elif tag in ("footnoteReference", "endnoteReference"):
+            parts.append(doc.note(tag[: -len("Reference")], attr(el, "id") or ""))
+        elif tag == "instrText" and (el.text or "").strip().upper().startswith("TOC"):
+            level = TOC_LEVEL
         elif tag == "pStyle":
             style_id = attr(el, "val") or ""
-            level = styles.get(style_id, heading_level(style_id))
-        elif tag == "outlineLvl":
+            level = doc.styles.get(style_id, heading_level(style_id))
+            if level is None and _TOC_NAME.match(style_id):
+                level = TOC_LEVEL
+        elif tag == "outlineLvl" and level != TOC_LEVEL:
             value = int(attr(el, "val") or 9)
             level = value + 1 if value < 9 else level
     return "".join(parts), level
 
 
-def _walk(el, styles: dict[str, int], outline: Outline) -> None:
+def _is_toc_control(sdt) -> bool:
+    return any(local(el.tag) == "docPartGallery" and "contents" in (attr(el, "val") or "").lower() for el in sdt.iter())
+
+
+def _walk(el, doc: _Doc, outline: Outline, in_toc: bool = False) -> None:
     for child in el:
         tag = local(child.tag)
         if tag == "p":
-            text, level = _paragraph(child, styles)
-            if level is not None and text.strip():
+            text, level = _paragraph(child, doc)
+            if (in_toc or level == TOC_LEVEL) and not doc.in_note:
+                _toc_line(outline, text)
+            elif level is not None and text.strip():
                 outline.heading(level, text)
             else:
                 outline.text(text)
         elif tag == "tbl":
             for row in (r for r in child if local(r.tag) == "tr"):
-                outline.text(" | ".join(_cell_text(c, styles) for c in row if local(c.tag) == "tc"))
+                outline.text(" | ".join(_cell_text(c, doc) for c in row if local(c.tag) == "tc"))
             outline.text("")
-        elif tag in ("sdt", "sdtContent", "customXml", "ins", "smartTag"):
-            _walk(child, styles, outline)  # wrappers around ordinary paragraphs
+        elif tag == "sdt":
+            _walk(child, doc, outline, in_toc or _is_toc_control(child))
+        elif tag in ("sdtContent", "customXml", "ins", "smartTag"):
+            _walk(child, doc, outline, in_toc)  # wrappers around ordinary paragraphs
 
 
-def _cell_text(cell, styles: dict[str, int]) -> str:
+def _toc_line(outline: Outline, text: str) -> None:
+    """Put a TOC line into a unit of its own (consecutive lines share it), flagged ``toc``."""
+    if not text.strip():
+        return
+    last = outline.done[-1] if outline.done else None
+    if outline.parts or last is None or "toc" not in last.flags:
+        outline.flush()
+        outline.text(text)
+        outline.flush()
+        if outline.done:
+            toc.flag(outline.done[-1])
+    else:
+        last.text = f"{last.text}\n{' '.join(text.split())}"
+
+
+def _cell_text(cell, doc: _Doc) -> str:
     inner = Outline()
-    _walk(cell, styles, inner)
+    _walk(cell, doc, inner)
     return " ".join(" ".join(u.text.split()) for u in inner.units())
 
 
@@ -98,7 +177,7 @@ def extract_docx(data: bytes, name: str, limits: Limits = Limits()) -> Extractio
     body = next((el for el in root if local(el.tag) == "body"), None)
     outline = Outline()
     if body is not None:
-        _walk(body, _styles(z), outline)
+        _walk(body, _Doc(z), outline)
     units = outline.units()
     meta = {}
     core = z.xml("docProps/core.xml")
