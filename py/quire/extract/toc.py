@@ -15,7 +15,8 @@ out.
 A page is a TOC page when it
 - carries a TOC title in its first lines ("Inhaltsverzeichnis", "Contents",
   ...) and at least three entries, or continues a TOC page with one;
-- or consists mostly (half or more, at least five) of entry lines.
+- or consists mostly (half or more, at least five) of entry lines;
+- or follows a TOC page and more than half its lines are entries.
 Elsewhere, three or more consecutive dot-leader lines (a list of figures
 inside a chapter page) are TOC lines.
 
@@ -76,7 +77,7 @@ def toc_lines(pages: list[str]) -> list[set[int]]:
         toc_page = bool(filled) and (
             (titled and (len(entries) >= MIN_RUN or (previous_toc and count >= 1)))
             or (len(entries) >= MIN_ENTRIES and 2 * len(entries) >= len(filled))
-            or (previous_toc and count >= 1 and 2 * count >= len(filled))
+            or (previous_toc and count >= 1 and 2 * count > len(filled))
         )
         if toc_page:
             out.append(set(filled))
