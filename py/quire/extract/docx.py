@@ -80,6 +80,7 @@ class _Doc:
                       "endnote": _notes(z, "word/endnotes.xml", "endnote")}
         self.numbers = {"footnote": 0, "endnote": 0}
         self.in_note = False
+        self.bare_heading = ""  # the last heading, while no text has followed it
 
     def note(self, kind: str, note_id: str) -> str:
         """' [Footnote 1: text]' for a reference mark; '' for an unknown or nested one."""
@@ -136,8 +137,10 @@ def _walk(el, doc: _Doc, outline: Outline, in_toc: bool = False) -> None:
                 _toc_line(outline, text)
             elif level is not None and text.strip():
                 outline.heading(level, text)
+                doc.bare_heading = " ".join(text.split())
             else:
                 outline.text(text)
+                doc.bare_heading = doc.bare_heading if not text.strip() else ""
         elif tag == "tbl":
             for row in (r for r in child if local(r.tag) == "tr"):
                 outline.text(" | ".join(_cell_text(c, doc) for c in row if local(c.tag) == "tc"))
@@ -160,7 +163,7 @@ def _toc_line(outline: Outline, text: str) -> None:
         if outline.done:
             toc.flag(outline.done[-1])
     else:
-        last.text = f"{last.text}\n{' '.join(text.split())}"
+        last.text = f"{last.text}\n{text.strip()}"
 
 
 def _cell_text(cell, doc: _Doc) -> str:
@@ -175,9 +178,11 @@ def extract_docx(data: bytes, name: str, limits: Limits = Limits()) -> Extractio
     if root is None:
         raise ExtractError("this Word file is damaged (word/document.xml is missing); is it really a .docx?")
     body = next((el for el in root if local(el.tag) == "body"), None)
-    outline = Outline()
+    outline, doc = Outline(), _Doc(z)
     if body is not None:
-        _walk(body, _Doc(z), outline)
+        _walk(body, doc, outline)
+    if doc.bare_heading:
+        outline.text(doc.bare_heading)  # a heading that ends the document would otherwise vanish
     units = outline.units()
     meta = {}
     core = z.xml("docProps/core.xml")
