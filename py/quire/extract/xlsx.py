@@ -29,6 +29,8 @@ _CELL_REF = re.compile(r"([A-Z]+)(\d+)")
 MAX_COLUMNS = 16_384  # Excel's own limit; a larger ref is a broken or hostile file
 MAX_GAP = 20  # empty columns kept between two cells; wider gaps collapse so cost follows cells present
 MAX_TEXT = 50_000_000  # characters of cell text per workbook; beyond this the rest is not read
+MAX_CELL = 32_767  # Excel's own limit on the characters in one cell
+MAX_HEADER = 500  # characters of the header row repeated at the head of every passage
 
 
 def column_index(letters: str) -> int:
@@ -136,7 +138,7 @@ def _sheet_rows(root, book: Book) -> list[tuple[int, list[str]]]:
                 col = column_index(m.group(1)) if m else last + 1
                 if col >= MAX_COLUMNS:
                     raise ExtractError("this Excel file is damaged (a cell lies outside the sheet)")
-                value = book.value(c)
+                value = book.value(c)[:MAX_CELL]
                 if value:
                     cells.extend([""] * min(max(0, col - last - 1), MAX_GAP))
                     cells.append(value)
@@ -166,7 +168,10 @@ def extract_xlsx(data: bytes, name: str, limits: Limits = Limits()) -> Extractio
         root = z.xml(target) if target else None
         if root is None:  # chart sheets and dialog sheets have no cells
             continue
-        units += row_units(_sheet_rows(root, book), f"[Sheet: {sheet_name}]\n", {"sheet": sheet_name})
+        for unit in row_units(_sheet_rows(root, book), f"[Sheet: {sheet_name}]\n", {"sheet": sheet_name}):
+            if len(unit.prefix) > MAX_HEADER:  # every chunk repeats the prefix: keep it short
+                unit.prefix = unit.prefix[:MAX_HEADER].rstrip() + " …\n"
+            units.append(unit)
         if book.budget < 0 and units:
             warnings.append(f"this workbook holds more text than Quire reads ({MAX_TEXT // 1_000_000} million "
                             f"characters); it was read up to sheet {sheet_name!r}, row {units[-1].location['rows'][1]}")
