@@ -12,7 +12,7 @@ from xml.sax.saxutils import escape
 
 import pytest
 
-from fixtures_docs import R, RT, S, _rels, zip_bytes
+from fixtures_docs import R, S, _rels, zip_bytes
 from quire.extract import extract
 from quire.chunking import chunk_units
 from quire.extract.xlsx import MAX_CELL, MAX_GAP, MAX_HEADER, MAX_TEXT

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
-from fractions import Fraction
 
 from quire.extract import numfmt_dates
+from quire.extract.numfmt_numbers import general, render_number
 
 BUILTIN = {
     0: "General", 1: "0", 2: "0.00", 3: "#,##0", 4: "#,##0.00",
@@ -218,7 +217,7 @@ def render(value, code: str, date1904: bool = False) -> str:
         return ("-" if sign and x < 0 else "") + body
     if not kinds & {"digit"}:
         return ("-" if sign and x < 0 else "") + "".join(v for k, v in tokens if k in ("lit", "dot", "comma", "pct", "slash"))
-    text = _number(abs(x), tokens)
+    text = render_number(abs(x), tokens)
     return ("-" if sign and x < 0 and text.strip("0.,% ") else "") + text
 
 
@@ -242,193 +241,3 @@ def _choose(sections: list[str], x: float):
 
 def _text(tokens, text: str) -> str:
     return "".join(text if kind == "at" else value for kind, value in tokens if kind in ("at", "lit", "dot", "comma", "slash"))
-
-
-def _round(x: Decimal, places: int) -> Decimal:
-    return x.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-
-
-def general(x: float) -> str:
-    """Excel's General format: at most 11 characters, else scientific.
-
-    >>> general(12.343999999999999), general(112345900000.0), general(1e-10)
-    ('12.344', '1.12346E+11', '1E-10')
-    """
-    if x == 0:
-        return "0"
-    a = abs(x)
-    sign = "-" if x < 0 else ""
-    if 1e-9 <= a < 1e11:
-        digits = len(str(int(a))) if a >= 1 else 1
-        text = format(_round(Decimal(repr(a)), max(0, 10 - digits if a >= 1 else 9)), "f")
-        if "." in text:
-            text = text.rstrip("0").rstrip(".")
-        if text != "0":
-            return sign + text
-    mantissa, exponent = f"{a:.5E}".split("E")
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    return f"{sign}{mantissa}E{exponent[0]}{int(exponent[1:]):02d}"
-
-
-def _number(x: float, tokens: list[tuple[str, str]]) -> str:
-    """Render a non-negative number through digit placeholders and literals."""
-    digit_at = [i for i, (k, _) in enumerate(tokens) if k == "digit"]
-    exp_at = next((i for i, (k, _) in enumerate(tokens) if k == "exp"), None)
-    slash_at = next((i for i, (k, _) in enumerate(tokens) if k == "slash"), None)
-    after = tokens[slash_at + 1] if slash_at is not None and slash_at + 1 < len(tokens) else ("", "")
-    if slash_at is not None and any(i < slash_at for i in digit_at) and (after[0] == "digit" or after[1].isdigit()):
-        return _fraction(x, tokens, slash_at)
-    mantissa_end = exp_at if exp_at is not None else len(tokens)
-    dot_at = next((i for i, (k, _) in enumerate(tokens[:mantissa_end]) if k == "dot"), mantissa_end)
-    int_pos = [i for i in digit_at if i < dot_at]
-    frac_pos = [i for i in digit_at if dot_at < i < mantissa_end]
-    exp_pos = [i for i in digit_at if exp_at is not None and i > exp_at]
-
-    value = Decimal(repr(x))
-    value *= Decimal(100) ** sum(1 for k, _ in tokens if k == "pct")
-    grouping, scale_commas, literal_commas = _commas(tokens, int_pos, frac_pos, dot_at, mantissa_end)
-    value /= Decimal(1000) ** len(scale_commas)
-
-    exponent = 0
-    if exp_at is not None:
-        value, exponent = _scientific(value, tokens, int_pos, len(frac_pos))
-    value = _round(value, len(frac_pos))
-    int_digits, _, frac_digits = format(value, "f").partition(".")
-    int_digits = int_digits.lstrip("0")
-
-    out = {i: "" for i in digit_at}
-    out.update(_integer_part(int_digits, [tokens[i][1] for i in int_pos], int_pos, grouping))
-    out.update(_fraction_part(frac_digits.ljust(len(frac_pos), "0"), [tokens[i][1] for i in frac_pos], frac_pos))
-    if exp_at is not None:
-        digits = str(abs(exponent)).rjust(sum(1 for i in exp_pos if tokens[i][1] == "0"), "0")
-        out.update({i: "" for i in exp_pos})
-        if exp_pos:
-            out[exp_pos[0]] = digits
-        sign = "-" if exponent < 0 else ("+" if tokens[exp_at][1] == "+" else "")
-        out[exp_at] = "E" + sign
-    pieces = []
-    for i, (kind, text) in enumerate(tokens):
-        if i in out:
-            pieces.append(out[i])
-        elif kind in ("lit", "pct", "slash") or (kind == "dot" and i == dot_at) or i in literal_commas:
-            pieces.append(text)
-        elif kind == "dot":
-            pieces.append(".")
-    return "".join(pieces)
-
-
-def _commas(tokens, int_pos, frac_pos, dot_at, end):
-    """(thousands grouping?, scaling comma indexes, literal comma indexes)."""
-    grouping, scale, literal = False, [], []
-    placeholders = int_pos + frac_pos
-    for i, (kind, _) in enumerate(tokens[:end]):
-        if kind != "comma":
-            continue
-        before = any(p < i for p in placeholders)
-        after_int = any(i < p for p in int_pos)
-        if before and after_int and i < dot_at:
-            grouping = True
-        elif before and not any(i < p < (dot_at if i < dot_at else end) for p in placeholders):
-            scale.append(i)
-        else:
-            literal.append(i)
-    return grouping, scale, literal
-
-
-def _integer_part(digits: str, kinds: list[str], positions: list[int], grouping: bool) -> dict[int, str]:
-    """Assign integer digits to placeholders from the right; the leftmost takes any overflow."""
-    if not positions:
-        return {}
-    chars = []  # one entry per placeholder, right to left
-    for k in range(max(len(kinds), len(digits))):
-        if k < len(digits):
-            chars.append(digits[-1 - k])
-        else:
-            kind = kinds[-1 - k]
-            chars.append("0" if kind == "0" else " " if kind == "?" else "")
-    if grouping:
-        text, count = "", 0
-        for ch in chars:
-            if ch:  # a "?" pad keeps the width of the separator it replaces
-                if count and count % 3 == 0:
-                    text = ("," if ch != " " else " ") + text
-                count += 1
-            text = ch + text
-        return {positions[0]: text, **{p: "" for p in positions[1:]}}
-    out = {}
-    for k, pos in enumerate(reversed(positions)):
-        out[pos] = chars[k]
-    out[positions[0]] = "".join(reversed(chars[len(positions) - 1 :]))
-    return out
-
-
-def _fraction_part(digits: str, kinds: list[str], positions: list[int]) -> dict[int, str]:
-    chars = list(digits[: len(positions)])
-    for k in range(len(chars) - 1, -1, -1):  # trailing zeros vanish under # and become spaces under ?
-        if chars[k] != "0" or kinds[k] == "0":
-            break
-        chars[k] = " " if kinds[k] == "?" else ""
-    return dict(zip(positions, chars))
-
-
-def _scientific(value: Decimal, tokens, int_pos, frac_places: int) -> tuple[Decimal, int]:
-    if value == 0:
-        return value, 0
-    exponent = value.adjusted()
-    width = len(int_pos)
-    if width > 1 and tokens[int_pos[0]][1] == "#":
-        exponent -= exponent % width  # engineering notation: ##0.0E+0 steps by 3
-    else:
-        exponent -= max(0, sum(1 for i in int_pos if tokens[i][1] == "0") - 1)
-    mantissa = value.scaleb(-exponent)
-    if _round(mantissa, frac_places) >= Decimal(10) ** max(1, width if width > 1 and tokens[int_pos[0]][1] == "#" else 1):
-        exponent += width if width > 1 and tokens[int_pos[0]][1] == "#" else 1
-        mantissa = value.scaleb(-exponent)
-    return mantissa, exponent
-
-
-def _fraction(x: float, tokens, slash_at: int) -> str:
-    """``# ?/?``, ``# ??/??`` and ``# ?/8``: an optional whole part, then a fraction.
-
-    >>> _fraction(23.75, tokenize("# ?/?"), 3), _fraction(1 / 3, tokenize("# ?/8"), 3)
-    ('23 3/4', ' 3/8')
-    """
-    j, numer = slash_at - 1, []
-    while j >= 0 and tokens[j][0] == "digit":
-        numer.insert(0, j)
-        j -= 1
-    whole_pos = [i for i in range(j + 1) if tokens[i][0] == "digit"]
-    k, den_pos, fixed = slash_at + 1, [], ""
-    while k < len(tokens) and (tokens[k][0] == "digit" or (tokens[k][0] == "lit" and tokens[k][1].isdigit())):
-        if tokens[k][0] == "digit":
-            den_pos.append(k)
-        else:
-            fixed += tokens[k][1]
-        k += 1
-    whole = int(x) if whole_pos else 0
-    rest = Fraction(repr(x)) - whole
-    if fixed and not den_pos:
-        den = int(fixed)
-        num = int(_round(Decimal(rest.numerator * den) / Decimal(rest.denominator), 0))
-    else:
-        approx = rest.limit_denominator(10 ** max(1, len(den_pos)) - 1)
-        num, den = approx.numerator, approx.denominator
-    if whole_pos and num == den:
-        whole, num = whole + 1, 0
-    show_fraction = num != 0 or not whole_pos
-    out = {i: "" for i, (kind, _) in enumerate(tokens) if kind == "digit"}
-    if whole_pos:
-        out[whole_pos[0]] = str(whole) if whole or not show_fraction else ""
-    if numer:
-        out[numer[0]] = str(num).rjust(len(numer)) if show_fraction else ""
-    if den_pos:
-        out[den_pos[0]] = str(den).ljust(len(den_pos)) if show_fraction else ""
-    pieces = []
-    for i, (kind, text) in enumerate(tokens):
-        if i in out:
-            pieces.append(out[i])
-        elif kind == "slash" or (slash_at < i < k):
-            pieces.append(text if show_fraction else "")
-        elif kind in ("lit", "pct", "dot", "comma"):
-            pieces.append(text)
-    return "".join(pieces) if show_fraction else "".join(pieces).rstrip()

@@ -44,7 +44,7 @@ _LEADER = re.compile(rf"^\S.*?(?:\s?\.){{3,}}\s*{_PAGE}$|^\S.*?…+\s*{_PAGE}$",
 _NUMBERED = re.compile(
     rf"^(?:(?:\d{{1,2}}|[A-Z])(?:\.\d{{1,2}})*\.?|(?:chapter|kapitel|part|teil)\s+\d+)\s+\D.*\s{_PAGE}$", re.I)
 # "Stichwortverzeichnis 111": only counts on a page already known to be a TOC
-_PLAIN = re.compile(rf"^[^\W\d].{{1,80}}\s\d{{1,4}}$")
+_PLAIN = re.compile(r"^[^\W\d].{1,80}\s\d{1,4}$")
 MIN_ENTRIES = 5  # a page with fewer entry lines and no TOC title is ordinary text
 MIN_RUN = 3  # consecutive dot-leader lines that make a TOC block on an ordinary page
 
