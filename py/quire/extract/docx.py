@@ -4,6 +4,9 @@ Headings are recognised by style (Title, Heading 1-9, whatever the language
 of the style id) or by an explicit outline level, so a German "Überschrift 1"
 works as well as "Heading1".
 
+Numbers that Word generates for numbered headings and lists ("1.2", "a)")
+are written in front of the paragraph, as Word shows them (``docx_numbering``).
+
 Footnotes and endnotes are written inline, right after the mark that
 refers to them, numbered in reading order as Word numbers them:
 "Reference footnote 1 [Footnote 1: First footnote]".  A note is therefore
@@ -24,6 +27,7 @@ import re
 
 from quire.extract import toc
 from quire.extract.base import ExtractError, Limits, Outline, SafeZip, attr, local
+from quire.extract.docx_numbering import Numbering, num_pr
 from quire.model import Extraction
 
 _HEADING_NAME = re.compile(r"^(?:heading|berschrift|titre|titolo|título|kop)\s*(\d)$", re.I)
@@ -41,14 +45,17 @@ def heading_level(style_name: str) -> int | None:
     return None
 
 
-def _styles(z: SafeZip) -> dict[str, int]:
-    """{styleId: outline level (TOC_LEVEL for TOC entries)} from word/styles.xml."""
+def _styles(z: SafeZip) -> tuple[dict[str, int], dict[str, tuple[str, int]]]:
+    """From word/styles.xml: {styleId: outline level (TOC_LEVEL for TOC entries)}, {styleId: (numId, ilvl)}."""
     root = z.xml("word/styles.xml")
     levels: dict[str, int] = {}
+    numbered: dict[str, tuple[str, int]] = {}
     for style in root.iter() if root is not None else ():
         if local(style.tag) != "style":
             continue
         style_id = attr(style, "styleId") or ""
+        if numbering := num_pr(style):
+            numbered[style_id] = numbering
         level = None
         for el in style.iter():
             if local(el.tag) == "name":
@@ -58,7 +65,7 @@ def _styles(z: SafeZip) -> dict[str, int]:
                 level = int(attr(el, "val") or 9) + 1
         if level is not None and level <= 9:
             levels[style_id] = level
-    return levels
+    return levels, numbered
 
 
 def _notes(z: SafeZip, part: str, kind: str) -> dict[str, object]:
@@ -75,7 +82,8 @@ class _Doc:
     """Styles, notes and running note numbers shared by the walk over one document."""
 
     def __init__(self, z: SafeZip):
-        self.styles = _styles(z)
+        self.styles, self.style_numbering = _styles(z)
+        self.numbering = Numbering(z, self.style_numbering)
         self.notes = {"footnote": _notes(z, "word/footnotes.xml", "footnote"),
                       "endnote": _notes(z, "word/endnotes.xml", "endnote")}
         self.numbers = {"footnote": 0, "endnote": 0}
@@ -99,8 +107,9 @@ class _Doc:
 
 
 def _paragraph(p, doc: _Doc) -> tuple[str, int | None]:
-    """(text, heading level or None) of one <w:p>."""
-    parts, level = [], None
+    """(text, heading level or None) of one <w:p>, with its list or heading number if Word shows one."""
+    parts, level, style_id = [], None, ""
+    ppr = next((el for el in p if local(el.tag) == "pPr"), None)
     for el in p.iter():
         tag = local(el.tag)
         if tag == "t":  # not delText/instrText: deleted revisions and field codes are invisible
@@ -121,7 +130,13 @@ def _paragraph(p, doc: _Doc) -> tuple[str, int | None]:
         elif tag == "outlineLvl" and level != TOC_LEVEL:
             value = int(attr(el, "val") or 9)
             level = value + 1 if value < 9 else level
-    return "".join(parts), level
+    text = "".join(parts)
+    numbering = (num_pr(ppr) if ppr is not None else None) or doc.style_numbering.get(style_id)
+    if numbering and level != TOC_LEVEL and not doc.in_note:
+        label = doc.numbering.label(*numbering)
+        if label and text.strip():
+            text = f"{label} {text.lstrip()}"
+    return text, level
 
 
 def _is_toc_control(sdt) -> bool:
