@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from quire.extract import numfmt_dates
 from quire.extract.numfmt_numbers import general, render_number
@@ -189,14 +190,23 @@ def is_date_format(code: str) -> bool:
 # ---------------------------------------------------------------- rendering
 
 
+@lru_cache(maxsize=512)
+def _parsed(code: str) -> tuple[tuple[tuple, frozenset, object], ...]:
+    """Per section: (tokens, token kinds, condition); a workbook has few codes and many cells."""
+    out = []
+    for section in split_sections(code):
+        tokens = tuple(tokenize(section))
+        out.append((tokens, frozenset(kind for kind, _ in tokens), _condition(section)))
+    return tuple(out)
+
+
 def render(value, code: str, date1904: bool = False) -> str:
     """Text Excel shows for ``value`` (float, or str for text cells) under ``code``."""
-    sections = split_sections(code or "General")
+    sections = _parsed(code or "General")
     if isinstance(value, str):
         if len(sections) >= 4:
-            return _text(tokenize(sections[3]), value)
-        tokens = tokenize(sections[0])
-        kinds = {kind for kind, _ in tokens}
+            return _text(sections[3][0], value)
+        tokens, kinds, _ = sections[0]
         if len(sections) == 1 and ("at" in kinds or not kinds & {"digit", "date", "elapsed", "general"}):
             return _text(tokens, value)
         return value
@@ -206,30 +216,26 @@ def render(value, code: str, date1904: bool = False) -> str:
     section, sign = _choose(sections, x)
     if section is None:
         return general(x)
-    tokens = tokenize(section)
-    kinds = {kind for kind, _ in tokens}
+    tokens, kinds, _ = section
     if kinds & {"date", "elapsed", "ampm"}:
         return numfmt_dates.render_date(x, tokens, date1904, general)
-    if not kinds & {"digit", "general"} and not tokens:
+    if not tokens:
         return ""
     if "general" in kinds:
         body = "".join(general(abs(x)) if k == "general" else v for k, v in tokens if k in ("general", "lit"))
         return ("-" if sign and x < 0 else "") + body
-    if not kinds & {"digit"}:
+    if "digit" not in kinds:
         return ("-" if sign and x < 0 else "") + "".join(v for k, v in tokens if k in ("lit", "dot", "comma", "pct", "slash"))
     text = render_number(abs(x), tokens)
     return ("-" if sign and x < 0 and text.strip("0.,% ") else "") + text
 
 
-def _choose(sections: list[str], x: float):
+def _choose(sections, x: float):
     """(section, show minus sign) for a number; section None means General."""
     numeric = sections[:3]
-    conds = [_condition(s) for s in numeric]
-    if any(conds):
-        for section, cond in zip(numeric, conds):
-            if cond is None:
-                return section, True
-            if _holds(cond, x):
+    if any(cond for _, _, cond in numeric):
+        for section in numeric:
+            if section[2] is None or _holds(section[2], x):
                 return section, True
         return None, True
     if len(numeric) == 1 or x > 0 or (x == 0 and len(numeric) == 2):

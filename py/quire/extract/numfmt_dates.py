@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December"]
@@ -56,26 +57,33 @@ def _minute_tokens(tokens) -> set[int]:
     return minutes
 
 
+@lru_cache(maxsize=512)
+def _plan(tokens: tuple) -> tuple:
+    """What a format needs, worked out once per code: (elapsed?, sub-second places, 12-hour?,
+    minute token indexes, elapsed units, needs a calendar date?)."""
+    elapsed = any(k == "elapsed" for k, _ in tokens)
+    places = max((len(v) for k, v in tokens if k == "subsec"), default=0)
+    twelve = any(k == "ampm" for k, _ in tokens)
+    # With [h] present a plain h counts elapsed hours too (likewise [s] and ss), as Excel does.
+    totals = frozenset(v[0] for k, v in tokens if k == "elapsed")
+    calendar = not elapsed or any(k == "date" and v[0] in "ymd" for k, v in tokens)
+    return elapsed, places, twelve, frozenset(_minute_tokens(tokens)), totals, calendar
+
+
 def render_date(x: float, tokens, date1904: bool, fallback) -> str:
     """Render ``x`` (days) through date/time tokens; out-of-range dates fall back to General."""
-    elapsed = any(k == "elapsed" for k, _ in tokens)
+    elapsed, places, twelve, minutes, totals, calendar = _plan(tuple(tokens))
     if (x < 0 and not elapsed) or x > MAX_SERIAL + 1:
         return fallback(x)
     negative = x < 0
     x = abs(x)
-    places = max((len(v) for k, v in tokens if k == "subsec"), default=0)
     # Whole units of 10**-places seconds, rounded half up as Excel does.
     units = int((Decimal(repr(x)) * 86400 * 10**places).quantize(Decimal(1), rounding=ROUND_HALF_UP))
     per_second = 10**places
     total_seconds, sub = divmod(units, per_second)
     days, secs = divmod(total_seconds, 86400)
-    year, month, day = serial_to_date(days, date1904) if not elapsed or any(
-        k == "date" and v[0] in "ymd" for k, v in tokens) else (1900, 1, 0)
+    year, month, day = serial_to_date(days, date1904) if calendar else (1900, 1, 0)
     hour, minute, second = secs // 3600, secs % 3600 // 60, secs % 60
-    twelve = any(k == "ampm" for k, _ in tokens)
-    minutes = _minute_tokens(tokens)
-    # With [h] present a plain h counts elapsed hours too (likewise [s] and ss), as Excel does.
-    totals = {v[0] for k, v in tokens if k == "elapsed"}
     out = []
     for i, (kind, v) in enumerate(tokens):
         if kind == "elapsed":

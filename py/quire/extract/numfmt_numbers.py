@@ -14,6 +14,7 @@ work; ``0`` pads with zeros, ``?`` with spaces, ``#`` with nothing.
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from fractions import Fraction
 
 
@@ -43,25 +44,34 @@ def general(x: float) -> str:
     return f"{sign}{mantissa}E{exponent[0]}{int(exponent[1:]):02d}"
 
 
-def render_number(x: float, tokens: list[tuple[str, str]]) -> str:
-    """Render a non-negative number through digit placeholders and literals."""
+@lru_cache(maxsize=512)
+def _layout(tokens: tuple) -> dict:
+    """Where the parts of a number go in one section's tokens: computed once per format code."""
     digit_at = [i for i, (k, _) in enumerate(tokens) if k == "digit"]
     exp_at = next((i for i, (k, _) in enumerate(tokens) if k == "exp"), None)
     slash_at = next((i for i, (k, _) in enumerate(tokens) if k == "slash"), None)
     after = tokens[slash_at + 1] if slash_at is not None and slash_at + 1 < len(tokens) else ("", "")
-    if slash_at is not None and any(i < slash_at for i in digit_at) and (after[0] == "digit" or after[1].isdigit()):
-        return _fraction(x, tokens, slash_at)
+    fraction = slash_at is not None and any(i < slash_at for i in digit_at) and (after[0] == "digit" or after[1].isdigit())
     mantissa_end = exp_at if exp_at is not None else len(tokens)
     dot_at = next((i for i, (k, _) in enumerate(tokens[:mantissa_end]) if k == "dot"), mantissa_end)
     int_pos = [i for i in digit_at if i < dot_at]
     frac_pos = [i for i in digit_at if dot_at < i < mantissa_end]
-    exp_pos = [i for i in digit_at if exp_at is not None and i > exp_at]
-
-    value = Decimal(repr(x))
-    value *= Decimal(100) ** sum(1 for k, _ in tokens if k == "pct")
     grouping, scale_commas, literal_commas = _commas(tokens, int_pos, frac_pos, dot_at, mantissa_end)
-    value /= Decimal(1000) ** len(scale_commas)
+    return {"digit_at": digit_at, "exp_at": exp_at, "slash_at": slash_at if fraction else None, "dot_at": dot_at,
+            "int_pos": int_pos, "frac_pos": frac_pos, "exp_pos": [i for i in digit_at if exp_at is not None and i > exp_at],
+            "grouping": grouping, "literal_commas": set(literal_commas),
+            "scale": Decimal(100) ** sum(1 for k, _ in tokens if k == "pct") / Decimal(1000) ** len(scale_commas),
+            "int_kinds": [tokens[i][1] for i in int_pos], "frac_kinds": [tokens[i][1] for i in frac_pos]}
 
+
+def render_number(x: float, tokens) -> str:
+    """Render a non-negative number through digit placeholders and literals."""
+    tokens = tuple(tokens)
+    lay = _layout(tokens)
+    if lay["slash_at"] is not None:
+        return _fraction(x, tokens, lay["slash_at"])
+    exp_at, int_pos, frac_pos, exp_pos = lay["exp_at"], lay["int_pos"], lay["frac_pos"], lay["exp_pos"]
+    value = Decimal(repr(x)) * lay["scale"]
     exponent = 0
     if exp_at is not None:
         value, exponent = _scientific(value, tokens, int_pos, len(frac_pos))
@@ -69,16 +79,16 @@ def render_number(x: float, tokens: list[tuple[str, str]]) -> str:
     int_digits, _, frac_digits = format(value, "f").partition(".")
     int_digits = int_digits.lstrip("0")
 
-    out = {i: "" for i in digit_at}
-    out.update(_integer_part(int_digits, [tokens[i][1] for i in int_pos], int_pos, grouping))
-    out.update(_fraction_part(frac_digits.ljust(len(frac_pos), "0"), [tokens[i][1] for i in frac_pos], frac_pos))
+    out = {i: "" for i in lay["digit_at"]}
+    out.update(_integer_part(int_digits, lay["int_kinds"], int_pos, lay["grouping"]))
+    out.update(_fraction_part(frac_digits.ljust(len(frac_pos), "0"), lay["frac_kinds"], frac_pos))
     if exp_at is not None:
         digits = str(abs(exponent)).rjust(sum(1 for i in exp_pos if tokens[i][1] == "0"), "0")
-        out.update({i: "" for i in exp_pos})
         if exp_pos:
             out[exp_pos[0]] = digits
         sign = "-" if exponent < 0 else ("+" if tokens[exp_at][1] == "+" else "")
         out[exp_at] = "E" + sign
+    dot_at, literal_commas = lay["dot_at"], lay["literal_commas"]
     pieces = []
     for i, (kind, text) in enumerate(tokens):
         if i in out:
