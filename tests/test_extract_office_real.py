@@ -135,19 +135,6 @@ def test_docx_footnotes_and_endnotes_against_docx2python():
         assert where(chunks, note) == where(chunks, mark)
 
 
-def test_docx_toc_field_is_flagged_not_dropped(tmp_path):
-    """A Word TOC (docx2python's example has none) built like Word writes it: TOC field, TOC 1/2 styles."""
-    from fixtures_docs import docx
-
-    body = [("Title", "Skript"), ("TOC1", "1 Zellen\t2"), ("TOC2", "1.1 Organellen\t3"), ("Heading1", "Zellen"),
-            ("", "Zellen sind klein.")]
-    ex = extract("t.docx", docx(body))
-    toc_units = [u for u in ex.units if "toc" in u.flags]
-    assert [u.text for u in toc_units] == ["1 Zellen\t2\n1.1 Organellen\t3"]
-    assert toc_units[0].location == {"section": ["Skript"], "toc": True}
-    assert [u.text for u in ex.units if "toc" not in u.flags] == ["Zellen sind klein."]
-
-
 # ---------------------------------------------------------------- PPTX
 
 PPTX_JSON = ["powerpoint_sample.pptx", "powerpoint_with_image.pptx", "powerpoint_bad_text.pptx"]
