@@ -21,6 +21,7 @@ import logging
 import re
 from contextlib import contextmanager
 
+from quire.extract import toc
 from quire.extract.base import ExtractError, Limits
 from quire.model import Extraction, Unit
 
@@ -114,6 +115,7 @@ def extract_pdf(data: bytes, name: str, limits: Limits = Limits()) -> Extraction
             title = _CONTROL.sub("", reader.metadata.title or "").strip() if reader.metadata else ""
         except Exception:
             pass
+    units = toc.mark_pages(units)  # TOC pages stay searchable but are flagged for the study tools
     if ocr_pages:
         warnings.append(f"{len(ocr_pages)} of {count} pages have little or no text (scanned?) and need OCR")
     meta = {"pages": count, "needs_ocr": len(ocr_pages), "needs_ocr_pages": ocr_pages}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from quire.model import Chunk
 from quire.study.items import location_label, stamp
+from quire.study.select import study_chunks
 from quire.study.text import find_phrase, scope_phrases, study_sentences
 
 MAX_DELETIONS = 2  # more blanks per sentence make a card a guessing game
@@ -72,7 +73,7 @@ def make_cloze_cards(chunks: list[Chunk], count: int = 20) -> list[dict]:
 
     No phrase is the answer of two cards, so the deck does not drill one term.
     """
-    chunks = [c for c in chunks if c.text.strip()]
+    chunks = study_chunks(chunks)
     cards, used = [], set()
     for index, cand in _round_robin(candidate_sentences(chunks)):
         if len(cards) >= count:

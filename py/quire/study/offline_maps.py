@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from quire.model import Chunk
 from quire.study.items import chunk_id, stamp
+from quire.study.select import study_chunks
 from quire.study.text import key_phrases, prose_blocks, surface_form
 
 PHRASES_PER_SECTION = 4
@@ -102,7 +103,7 @@ def _structure(chunks: list[Chunk]) -> list[Section]:
 
 def make_mindmap(chunks: list[Chunk], title: str = "") -> dict:
     """A topic tree ``{"topic", "children": [{"label", "chunk_ids", "children"}]}``."""
-    chunks = [c for c in chunks if c.text.strip()]
+    chunks = study_chunks(chunks)
     secs = _structure(chunks)
     phrases = _leaf_phrases(secs)
     root: dict = {"children": []}
@@ -128,7 +129,7 @@ def make_mindmap(chunks: list[Chunk], title: str = "") -> dict:
 
 def make_outline(chunks: list[Chunk], title: str = "") -> dict:
     """A workshop outline: top-level sections are modules, their subsections lessons."""
-    chunks = [c for c in chunks if c.text.strip()]
+    chunks = study_chunks(chunks)
     secs = _structure(chunks)
     phrases = _leaf_phrases(secs)
     modules: dict[str, dict] = {}

@@ -18,6 +18,7 @@ import random
 from quire.model import Chunk
 from quire.study.items import stamp
 from quire.study.offline_cards import _round_robin, candidate_sentences
+from quire.study.select import study_chunks
 from quire.study.text import find_phrase, scope_phrases
 
 BLANK = "_____"
@@ -93,7 +94,7 @@ def make_quiz(chunks: list[Chunk], count: int = 10, kinds: tuple[str, ...] = ("m
     unknown = set(kinds) - {"multiple_choice", "true_false"}
     if unknown or not kinds:
         raise ValueError(f"unknown question kinds {sorted(unknown)}; choose from multiple_choice, true_false")
-    chunks = [c for c in chunks if c.text.strip()]
+    chunks = study_chunks(chunks)
     pool = sorted({p for phrases in scope_phrases(chunks) for p, _ in phrases})
     items = []
     for index, cand in _round_robin(candidate_sentences(chunks)):

@@ -22,6 +22,20 @@ MAX_CHUNKS = 15  # enough to cover a chapter, small enough for an 8k context
 LAMBDA = 0.6  # weight of relevance against novelty
 
 
+def study_chunks(chunks: list[Chunk]) -> list[Chunk]:
+    """Chunks worth studying: not empty, not a table of contents.
+
+    Extraction marks TOC passages with ``location["toc"]`` (see
+    ``quire.extract.toc``); they stay searchable, but as chapters, cards or
+    questions they would only repeat the real headings.
+
+    >>> [c.text for c in study_chunks([Chunk("s", {"page": 4, "toc": True}, 0, 1, "1 Intro . . . 2"),
+    ...                                Chunk("s", {"page": 5}, 0, 1, "Text."), Chunk("s", {}, 0, 1, " ")])]
+    ['Text.']
+    """
+    return [c for c in chunks if c.text.strip() and not c.location.get("toc")]
+
+
 def tfidf_matrix(texts: list[str]):
     """L2-normalised TF-IDF rows (scipy sparse), or None if there are no words."""
     from sklearn.feature_extraction.text import TfidfVectorizer  # lazy: heavy in the browser
@@ -72,7 +86,7 @@ def select_chunks(
     """
     import numpy as np
 
-    chunks = [c for c in chunks if c.text.strip()]
+    chunks = study_chunks(chunks)
     if len(chunks) <= 1:
         return chunks
     texts = [c.text for c in chunks] + ([topic] if topic else [])

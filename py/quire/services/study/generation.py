@@ -63,8 +63,9 @@ async def _generate_with_model(engine, ctx, kind: str, chunks: list[Chunk], **kw
 # ---------------------------------------------------------------- making sets
 def _offline(kind: str, chunks: list[Chunk], count: int, title: str, topic: str) -> dict:
     from quire.study import offline_cards, offline_maps, offline_quiz
-    from quire.study.select import select_chunks
+    from quire.study.select import select_chunks, study_chunks
 
+    chunks = study_chunks(chunks)  # a table of contents is no chapter, card or question
     if kind in ("quiz", "flashcards"):
         picked = select_chunks(chunks, max(15, count), topic=topic, max_chars=10**9)
         items = (offline_quiz.make_quiz if kind == "quiz" else offline_cards.make_cloze_cards)(picked, count)

@@ -24,7 +24,9 @@ def _lesson_at(record: dict, module: int, lesson: int) -> tuple[dict, dict]:
 def _offline_lesson(lesson: dict, chunks: dict[str, Chunk]) -> dict:
     from quire.study.text import key_phrases, study_sentences
 
-    cited = [chunks[c] for c in lesson.get("chunk_ids", []) if c in chunks][:4] or list(chunks.values())[:3]
+    from quire.study.select import study_chunks
+
+    cited = [chunks[c] for c in lesson.get("chunk_ids", []) if c in chunks][:4] or study_chunks(list(chunks.values()))[:3]
     sections = []
     for chunk in cited:
         heading = location_label(chunk.location) or chunk.source_id
