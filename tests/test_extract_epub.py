@@ -19,11 +19,11 @@ def test_epub_chapters_from_toc(tmp_path, toc):
     assert ex.kind == "epub" and ex.meta == {"chapters": 2, "title": "Märchen"}
     assert [(u.location, u.prefix, u.text) for u in ex.units] == [
         ({"chapter": "Erstes Kapitel"}, "[Chapter: Erstes Kapitel]\n", "Es war einmal."),
-        ({"chapter": "Erstes Kapitel"}, "[Chapter: Erstes Kapitel > Der Wald]\n", "Dunkel & tief."),
-        ({"chapter": "Second Chapter"}, "[Chapter: Second Chapter > Ch. 2]\n", "Then it ended."),
+        ({"chapter": "Der Wald"}, "[Chapter: Erstes Kapitel > Der Wald]\n", "Dunkel & tief."),
+        ({"chapter": "Ch. 2"}, "[Chapter: Second Chapter > Ch. 2]\n", "Then it ended."),
     ]
 
 
-def test_epub_without_toc_uses_first_heading():
+def test_epub_without_toc_uses_headings():
     ex = extract("b.epub", epub(CHAPTERS, toc="none"))
-    assert [u.location["chapter"] for u in ex.units] == ["Erstes Kapitel", "Erstes Kapitel", "Ch. 2"]
+    assert [u.location["chapter"] for u in ex.units] == ["Erstes Kapitel", "Der Wald", "Ch. 2"]

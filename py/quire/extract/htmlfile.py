@@ -1,9 +1,14 @@
 """HTML: the visible main text, cut into sections at h1-h6.
 
-Navigation, scripts, hidden elements and page chrome are dropped so that the
-index holds what a reader sees in the article itself.
+Whitespace follows the browser: block elements break lines, inline elements
+add nothing (``<b>un</b>fair`` stays one word), source whitespace between them
+becomes one space, ``<br>`` is a line break, table rows become ``a | b``
+lines, ``<pre>`` is kept as written.  Scripts, hidden elements, navigation and
+page chrome around an <article>/<main> are dropped.  A footnote or EPUB note
+is shown where it is referenced, as ``[Note: ...]``; MathML becomes its
+alttext or TeX annotation.
 
->>> ex = extract_html(b"<nav>Menu</nav><h1>Intro</h1><p>Hi <b>there</b></p>", "a.html")
+>>> ex = extract_html(b"<nav>Menu</nav><h1>Intro</h1><p>Hi <b>the</b>re</p>", "a.html")
 >>> [(u.location, u.text) for u in ex.units]
 [({'section': ['Intro']}, 'Hi there')]
 """
@@ -11,122 +16,231 @@ index holds what a reader sees in the article itself.
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 
 from quire.extract.base import Outline, decode_text, guess_encoding
+from quire.extract.htmltree import MAX_DEPTH, Element, parse_html
 from quire.model import Extraction, Unit
 
-# Never visible, or page chrome rather than content.
-_DROP = {"script", "style", "noscript", "template", "nav", "aside", "head", "svg", "iframe", "object", "canvas",
-         "select", "button", "form", "dialog"}
-# header/footer are chrome at page level but hold the title inside an article.
-_CHROME = {"header", "footer"}
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
-_BLOCK = {"p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "blockquote", "pre", "table",
-          "tr", "figure", "figcaption", "address", "details", "summary", "caption", "h1", "h2", "h3", "h4", "h5", "h6",
-          "br", "hr", "header", "footer", "body"}
+# Never visible, or not reading matter.
+_DROP = {"script", "style", "noscript", "template", "head", "title", "svg", "iframe", "object", "canvas", "select",
+         "button", "textarea", "dialog", "nav", "rp"}
+# Page chrome when the page marks its content with <article>/<main>; content otherwise
+# (a title block in <header>, a sidebar in a book chapter).
+_CHROME = {"header", "footer", "aside"}
+_BLOCK = {"div", "li", "dt", "dd", "tr", "caption", "summary", "legend", "option", "address", "center", "tbody",
+          "thead", "tfoot", "body", "html", "hgroup", "menu", "fieldset", "form", "main", "article", "figcaption"}
+# Blocks set off by a blank line.
+_PARAGRAPH = {"p", "section", "table", "blockquote", "ul", "ol", "dl", "figure", "header", "footer", "aside", "details"}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
+# Line and page numbers float in the margin: their own word, never glued to the text.
+_MARGIN_NUMBER = re.compile(r"\b(?:lnum|line-?num(?:ber)?s?|lineno|pagenum|page-?num(?:ber)?)\b", re.I)
+_NOTEREF = re.compile(r"\b(?:noteref|doc-noteref|footnote-ref|footnoteref)\b", re.I)
+_NOTE_BODY = re.compile(r"\b(?:(?:foot|end|rear)?notes?|doc-(?:foot|end)note|fn\d*|footnote-item)\b", re.I)
+_BACKLINK = re.compile(r"\b(?:doc-backlink|footnote-back(?:ref)?|backref)\b", re.I)
+_SPACE = re.compile(r"[ \t\n\r\f]+")  # HTML whitespace; a no-break space is a character, not a gap
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([-\w.:]+)""", re.I)
 
 
-class _Visible(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
+def _kinds(el: Element) -> str:
+    return f"{el.get('epub:type')} {el.get('role')} {el.get('class')}"
+
+
+def _hidden(el: Element) -> bool:
+    return "hidden" in el.attrs or el.get("aria-hidden").lower() == "true" or bool(_HIDDEN_STYLE.search(el.get("style")))
+
+
+def math_text(el: Element) -> str:
+    """MathML as its alttext, else its TeX annotation, else its tokens in order."""
+    if alt := el.get("alttext").strip():
+        return alt
+    for node in el.iter():
+        if node.tag == "annotation" and "tex" in node.get("encoding").lower():
+            return " ".join(_plain(node).split())
+    tokens = [_plain(n) for n in el.iter() if n.tag in ("mi", "mn", "mo", "mtext", "ms")]
+    return " ".join(t.strip() for t in tokens if t.strip())
+
+
+def _plain(el: Element) -> str:
+    return "".join(c if isinstance(c, str) else _plain(c) for c in el.children)
+
+
+class _Document:
+    """Facts about the whole page needed while walking it: notes and its title."""
+
+    def __init__(self, root: Element) -> None:
+        self.has_content_root = False
+        self.title = ""
+        ids: dict[str, Element] = {}
+        refs: list[tuple[Element, bool]] = []  # (link, marked as a note reference)
+        for el in root.iter():
+            if el.tag in ("article", "main"):
+                self.has_content_root = True
+            if el.tag == "title" and not self.title:
+                self.title = " ".join(_plain(el).split())
+            if el.get("id"):
+                ids.setdefault(el.get("id"), el)
+            for child in el.children:
+                if isinstance(child, Element) and child.tag == "a" and child.get("href").startswith("#"):
+                    refs.append((child, bool(_NOTEREF.search(_kinds(child))) or el.tag == "sup"))
+        # id -> note body, for links that are note references and point at a note-like element
+        self.notes: dict[str, Element] = {}
+        for link, marked in refs:
+            target = ids.get(link.get("href")[1:])
+            if target is None or target.tag in ("body", "html", "main", "article", "section") or target is link:
+                continue
+            if marked and (_NOTEREF.search(_kinds(link)) or _NOTE_BODY.search(f"{_kinds(target)} {target.get('id')}")):
+                self.notes[link.get("href")[1:]] = target
+        self.shown: set[str] = set()
+
+    def note_for(self, link: Element) -> Element | None:
+        """The note a reference points at, the first time only (a second reference adds nothing)."""
+        key = link.get("href")[1:] if link.tag == "a" else ""
+        if key not in self.notes:
+            return None
+        if key in self.shown:
+            return Element("#empty")
+        self.shown.add(key)
+        return self.notes[key]
+
+
+class _Renderer:
+    """Walks the tree, writing lines into an Outline (or one flat line when ``flat``)."""
+
+    def __init__(self, doc: _Document, flat: bool = False) -> None:
+        self.doc = doc
+        self.flat = flat
         self.outline = Outline()
         self.line: list[str] = []
-        self.skip_tag = ""  # tag whose subtree is being dropped
-        self.skip_depth = 0
-        self.heading: list[str] | None = None  # collecting a heading's text
-        self.heading_level = 0
+        self.space = False  # source whitespace seen since the last word
         self.pre = 0
-        self.in_content = 0  # inside <article>/<main>
-        self.title = ""
-        self.in_title = False
+        self.cells = 0  # inside a table cell, where blocks only separate words
+        self.row_cells = 0
+        self.content = 0  # inside <article>/<main>
+        self.article = 0
 
-    def handle_starttag(self, tag, attrs):
-        if tag == "title" and self.skip_tag in ("", "head"):
-            self.in_title = True
-            return
-        if self.skip_tag:
-            if tag == self.skip_tag and tag not in _VOID:
-                self.skip_depth += 1
-            return
-        a = dict(attrs)
-        hidden = "hidden" in a or a.get("aria-hidden") == "true" or _HIDDEN_STYLE.search(a.get("style") or "")
-        if tag in _DROP or hidden or (tag in _CHROME and not self.in_content):
-            if tag not in _VOID:
-                self.skip_tag, self.skip_depth = tag, 1
-            return
-        if tag in ("article", "main"):
-            self.in_content += 1
-        if tag == "pre":
-            self.pre += 1
-        if tag in _HEADINGS:
-            self.newline()
-            self.heading, self.heading_level = [], _HEADINGS[tag]
-        elif tag in _BLOCK:
-            self.newline(blank=tag in ("p", "div", "section", "table", "pre", "blockquote", "ul", "ol"))
-        elif tag in ("td", "th"):
-            self.line.append(" | ")
-        elif tag == "img" and a.get("alt"):
-            self.handle_data(f" {a['alt']} ")
+    # ------------------------------------------------------------ output
 
-    def handle_endtag(self, tag):
-        if tag == "title":
-            self.in_title = False
+    def words(self, text: str) -> None:
+        if self.pre and not (self.flat or self.cells):
+            for i, piece in enumerate(text.split("\n")):
+                if i:
+                    self.break_line(keep_empty=True)
+                self.line.append(piece)
             return
-        if self.skip_tag:
-            if tag == self.skip_tag:
-                self.skip_depth -= 1
-                if self.skip_depth == 0:
-                    self.skip_tag = ""
-            return
-        if tag in _HEADINGS and self.heading is not None:
-            self.outline.heading(self.heading_level, "".join(self.heading))
-            self.heading = None
-        elif tag in _BLOCK:
-            if tag in ("article", "main"):
-                self.in_content = max(0, self.in_content - 1)
-            if tag == "pre":
-                self.pre = max(0, self.pre - 1)
-            self.newline()
+        parts = _SPACE.split(text)
+        for i, word in enumerate(parts):
+            if i:
+                self.space = True
+            if word:
+                if self.space and self.line:
+                    self.line.append(" ")
+                self.line.append(word)
+                self.space = False
 
-    def handle_data(self, data):
-        if self.in_title:
-            self.title += data
-        elif self.skip_tag:
-            return
-        elif self.heading is not None:
-            self.heading.append(data)
-        elif self.pre:
-            self.line.append(data)
-        else:
-            self.line.append(re.sub(r"\s+", " ", data))
+    def literal(self, text: str) -> None:
+        self.line.append(text)
+        self.space = False
 
-    def newline(self, blank: bool = False) -> None:
+    def break_line(self, blank: bool = False, keep_empty: bool = False) -> None:
+        if self.flat or self.cells:
+            self.space = True
+            return
         text = "".join(self.line)
-        self.line = []
-        if self.pre:
+        self.line, self.space = [], False
+        text = text.rstrip() if self.pre else text.strip()
+        if text or keep_empty:
             self.outline.text(text)
-        else:
-            text = text.strip(" ").removeprefix("| ").strip()
-            if text:
-                self.outline.text(text)
         if blank:
             self.outline.text("")
 
+    def flat_text(self, el: Element) -> str:
+        sub = _Renderer(self.doc, flat=True)
+        sub.content, sub.article = self.content, self.article
+        sub.walk(el, 0)
+        return "".join(sub.line).strip()
+
+    # ------------------------------------------------------------ walking
+
+    def walk(self, el: Element, depth: int) -> None:
+        for child in el.children:
+            if isinstance(child, str):
+                self.words(child)
+            elif depth < MAX_DEPTH:
+                self.element(child, depth + 1)
+
+    def skipped(self, el: Element) -> bool:
+        if el.tag in _DROP or _hidden(el) or el.get("id") in self.doc.notes:
+            return True  # a note is shown where it is referenced
+        if el.tag in _CHROME and self.doc.has_content_root and not self.content:
+            return True
+        if el.tag == "aside" and self.doc.has_content_root and not self.article:
+            return True  # beside the article: adverts, related links
+        return el.tag == "a" and bool(_BACKLINK.search(_kinds(el)) or _plain(el).strip() in ("↩", "↩\ufe0e", "↩\ufe0f"))
+
+    def element(self, el: Element, depth: int) -> None:
+        tag = el.tag
+        if self.skipped(el):
+            return
+        if tag == "math":
+            self.words(f" {math_text(el)} ")
+        elif (note := self.doc.note_for(el)) is not None:
+            if body := self.flat_text(note):
+                self.literal(f"{' ' if self.line else ''}[Note: {body}]")
+        elif tag in _HEADINGS and not (self.flat or self.cells):
+            self.break_line(blank=True)
+            self.outline.heading(_HEADINGS[tag], self.flat_text(el))
+        elif tag == "br":
+            self.break_line()
+        elif tag == "hr":
+            self.break_line(blank=True)
+        elif tag == "img":
+            self.words(f" {el.get('alt')} ")
+        elif tag == "tr":
+            self.break_line()
+            outer, self.row_cells = self.row_cells, 0
+            self.walk(el, depth)
+            self.break_line()
+            self.row_cells = outer
+        elif tag in ("td", "th"):
+            if self.row_cells and not self.flat:
+                self.literal(" | ")
+            self.row_cells += 1
+            self.cells += 1
+            self.walk(el, depth)
+            self.cells -= 1
+        elif tag == "pre":
+            self.break_line(blank=True)
+            self.pre += 1
+            self.walk(el, depth)
+            self.break_line(blank=True)
+            self.pre -= 1
+        elif _MARGIN_NUMBER.search(el.get("class")):
+            self.words(" ")
+            self.walk(el, depth)
+            self.words(" ")
+        elif tag in _BLOCK or tag in _PARAGRAPH:
+            self.break_line(blank=tag in _PARAGRAPH)
+            self.content += tag in ("article", "main")
+            self.article += tag == "article"
+            self.walk(el, depth)
+            self.content -= tag in ("article", "main")
+            self.article -= tag == "article"
+            self.break_line(blank=tag in _PARAGRAPH)
+        else:
+            self.walk(el, depth)
+
     def units(self) -> list[Unit]:
-        self.newline()
+        self.break_line()
         return self.outline.units()
 
 
 def html_units(html: str) -> tuple[list[Unit], str]:
     """(section units, <title> text) for an HTML string; reused by EPUB."""
-    parser = _Visible()
-    parser.feed(html)
-    parser.close()
-    return parser.units(), " ".join(parser.title.split())
+    root = parse_html(html)
+    renderer = _Renderer(_Document(root))
+    renderer.walk(root, 0)
+    return renderer.units(), renderer.doc.title
 
 
 def decode_html(data: bytes, name: str) -> str:
