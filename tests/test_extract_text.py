@@ -59,7 +59,11 @@ def test_csv_quoted_newlines_and_tabs(tmp_path):
 
 
 MARKDOWN = """---
-title: ignored front matter
+title: "Zellbiologie: Grundlagen"
+author:
+  - name: Ada Muster
+    affiliation: Uni Köln
+tags: [ignored, keys]
 ---
 Intro before any heading.
 
@@ -86,12 +90,12 @@ def test_markdown_sections(tmp_path):
     ex = extract(path.name, path.read_bytes())
     got = [(u.location, u.prefix, u.text) for u in ex.units]
     assert got == [
-        ({"section": []}, "", "Intro before any heading."),
+        ({"section": []}, "", "Zellbiologie: Grundlagen\nAda Muster\n\nIntro before any heading."),
         ({"section": ["Setup"]}, "[Section: Setup]\n", "Read this first."),
-        ({"section": ["Setup", "Install"]}, "[Section: Setup > Install]\n", "```bash\n# not a heading\npip install quire\n```"),
+        ({"section": ["Setup", "Install"]}, "[Section: Setup > Install]\n", "# not a heading\npip install quire"),
         ({"section": ["Setext Heading"]}, "[Section: Setext Heading]\n", "Under setext."),
     ]
-    assert ex.meta["title"] == "Setup"
+    assert ex.meta["title"] == "Zellbiologie: Grundlagen"
 
 
 HTML = """<!doctype html><html><head><title>Zellbiologie</title><style>p{color:red}</style>

@@ -107,9 +107,10 @@ class _Document:
 class _Renderer:
     """Walks the tree, writing lines into an Outline (or one flat line when ``flat``)."""
 
-    def __init__(self, doc: _Document, flat: bool = False) -> None:
+    def __init__(self, doc: _Document, flat: bool = False, headings: bool = True) -> None:
         self.doc = doc
         self.flat = flat
+        self.headings = headings  # False: a heading is one more paragraph
         self.outline = Outline()
         self.line: list[str] = []
         self.space = False  # source whitespace seen since the last word
@@ -187,7 +188,7 @@ class _Renderer:
         elif (note := self.doc.note_for(el)) is not None:
             if body := self.flat_text(note):
                 self.literal(f"{' ' if self.line else ''}[Note: {body}]")
-        elif tag in _HEADINGS and not (self.flat or self.cells):
+        elif tag in _HEADINGS and self.headings and not (self.flat or self.cells):
             self.break_line(blank=True)
             self.outline.heading(_HEADINGS[tag], self.flat_text(el))
         elif tag == "br":
@@ -219,7 +220,7 @@ class _Renderer:
             self.words(" ")
             self.walk(el, depth)
             self.words(" ")
-        elif tag in _BLOCK or tag in _PARAGRAPH:
+        elif tag in _BLOCK or tag in _PARAGRAPH or tag in _HEADINGS:
             self.break_line(blank=tag in _PARAGRAPH)
             self.content += tag in ("article", "main")
             self.article += tag == "article"
@@ -241,6 +242,18 @@ def html_units(html: str) -> tuple[list[Unit], str]:
     renderer = _Renderer(_Document(root))
     renderer.walk(root, 0)
     return renderer.units(), renderer.doc.title
+
+
+def fragment_text(markup: str) -> str:
+    """Visible text of an HTML snippet, headings included (raw HTML in Markdown).
+
+    >>> fragment_text("<div><h3>Note</h3><p>Hi <em>there</em></p><!-- x --></div>")
+    'Note\\nHi there'
+    """
+    root = parse_html(markup)
+    renderer = _Renderer(_Document(root), headings=False)
+    renderer.walk(root, 0)
+    return "\n\n".join(u.text for u in renderer.units())
 
 
 def decode_html(data: bytes, name: str) -> str:

@@ -1,0 +1,116 @@
+"""Markdown inline syntax -> the text a reader sees.
+
+Link and image text stay, their URLs go; emphasis, strikethrough and code
+markers go, the code itself stays; backslash escapes and HTML entities are
+resolved; inline HTML tags are dropped; footnote references are replaced by
+the note's text (see ``Notes``); ``$math$`` is kept as written.
+
+>>> render_inline("**Read** [the *guide*](https://x.org \\"t\\") \\\\*now\\\\* ~~not~~ `a*b`", Refs())
+'Read the guide *now* not a*b'
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+_HOLD = re.compile("\ue000(\\d+)\ue001")  # a piece of finished text, kept out of later rules
+_CODE = re.compile(r"(?<![\\`])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+_MATH = re.compile(r"(?<![\\$\w])(\$\$?)(?=\S)(.+?)(?<=\S)\1(?!\d)", re.S)
+_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+)>")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_BREAK_TAG = re.compile(r"<br\s*/?>", re.I)
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?\s*/?>")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_HARD_BREAK = re.compile(r"(?:\\| {2,})\n")
+_INLINE_NOTE = re.compile(r"\^\[([^\[\]]*)\]")  # Pandoc: ^[note text]
+_NOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
+_SPAN = re.compile(r"\[([^\[\]]*)\]\{[^{}\n]*\}")  # Pandoc: [text]{.class}
+_INLINE_LINK = re.compile(
+    r"(!?)\[([^\[\]]*)\]\(\s*(?:<[^<>\n]*>|(?:[^\s()]|\([^\s()]*\))*)"
+    r"""(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?\s*\)(?:\{[^{}\n]*\})?"""
+)
+_REF_LINK = re.compile(r"(!?)\[([^\[\]]*)\]\[([^\[\]]*)\]")
+_SHORTCUT = re.compile(r"(!?)\[([^\[\]]+)\](?![(\[:])")
+_EMPHASIS = [
+    re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.S),
+    re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.S),
+    re.compile(r"(?<![^\W_])__(?=\S)(.+?)(?<=\S)__(?![^\W_])", re.S),
+    re.compile(r"\*(?=[^\s*])(.+?)(?<=[^\s*])\*", re.S),
+    re.compile(r"\*(?=[^\s*])(\S)\*"),
+    re.compile(r"(?<![^\W_])_(?=\S)(.+?)(?<=\S)_(?![^\W_])", re.S),
+    re.compile(r"(?<![~\w])~(?=\S)([^\s~]+)~(?!~)"),  # Pandoc subscript H~2~O
+    re.compile(r"\^(?=\S)([^\s^\[]+)\^"),  # Pandoc superscript 2^10^
+]
+
+
+def label_key(label: str) -> str:
+    """Link labels match case-insensitively with inner whitespace collapsed."""
+    return " ".join(label.split()).casefold()
+
+
+@dataclass
+class Refs:
+    """Link reference definitions and footnotes of one document.
+
+    ``note`` renders a footnote's text the first time it is referenced and
+    returns "" after that (the text is already in the passage).
+    """
+
+    links: set[str] = field(default_factory=set)
+    note: Callable[[str], str | None] = lambda label: None
+
+
+def render_inline(text: str, refs: Refs) -> str:
+    held: list[str] = []
+
+    def hold(piece: str) -> str:
+        held.append(piece)
+        return f"\ue000{len(held) - 1}\ue001"
+
+    def code(m: re.Match) -> str:
+        body = m.group(2).replace("\n", " ")
+        if body.startswith(" ") and body.endswith(" ") and body.strip():
+            body = body[1:-1]
+        return hold(body)
+
+    def note(label: str) -> str:
+        body = refs.note(label)
+        return hold(f" [Note: {body}]") if body else ""
+
+    def link(m: re.Match, label_group: int | None) -> str:
+        if label_group is not None:
+            label = m.group(label_group) or m.group(2)
+            if label_key(label) not in refs.links:
+                return m.group(0)
+        return m.group(2)
+
+    text = _CODE.sub(code, text.replace("\ue000", "").replace("\ue001", ""))
+    text = _MATH.sub(lambda m: hold(m.group(0)), text)
+    text = _AUTOLINK.sub(lambda m: hold(m.group(1)), text)
+    text = _COMMENT.sub("", text)
+    text = _BREAK_TAG.sub("\n", text)
+    text = _TAG.sub("", text)
+    text = _HARD_BREAK.sub("\n", text)
+    text = _ESCAPE.sub(lambda m: hold(m.group(1)), text)
+    text = _INLINE_NOTE.sub(lambda m: hold(f" [Note: {render_inline(m.group(1), refs)}]"), text)
+    text = _NOTE_REF.sub(lambda m: note(m.group(1)), text)
+    for _ in range(20):  # innermost brackets first: [![logo](a.png)](b) -> logo
+        before = text
+        text = _INLINE_LINK.sub(lambda m: link(m, None), text)
+        text = _SPAN.sub(r"\1", text)
+        text = _REF_LINK.sub(lambda m: link(m, 3), text)
+        text = _SHORTCUT.sub(lambda m: link(m, 2), text)
+        if text == before:
+            break
+    for _ in range(20):
+        before = text
+        for pattern in _EMPHASIS:
+            text = pattern.sub(r"\1", text)
+        if text == before:
+            break
+    text = html.unescape(text)
+    text = _HOLD.sub(lambda m: held[int(m.group(1))], text)
+    return "\n".join(line.strip() for line in text.split("\n")).strip()
