@@ -27,7 +27,13 @@ _RULE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _QUOTE = re.compile(r"^ {0,3}> ?")
 _ITEM = re.compile(r"^( {0,3})([-+*]|(\d{1,9})[.)])(?:([ \t]+)(.*)|$)")
 _NOTE_DEF = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:[ \t]?(.*)$")
-_LINK_DEF = re.compile(r"""^ {0,3}\[([^\]]+)\]:\s*(?:<[^>]*>|\S+)(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*$""")
+_LINK_DEF = re.compile(
+    r"""^ {0,3}\[((?:[^\[\]\\]|\\.)+)\]:\s*(?:<[^<>\n]*>|[^\s<]\S*)(?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?[ \t]*$"""
+)
+# HTML blocks that run to an end marker across blank lines: <script>, <pre>, comments, ...
+_HTML_END = [(re.compile(r"^ {0,3}<(?:script|pre|style|textarea)(?:\s|>|$)", re.I), re.compile(r"</(?:script|pre|style|textarea)>", re.I)),
+             (re.compile(r"^ {0,3}<!--"), re.compile(r"-->")), (re.compile(r"^ {0,3}<\?"), re.compile(r"\?>")),
+             (re.compile(r"^ {0,3}<![A-Z]"), re.compile(r">")), (re.compile(r"^ {0,3}<!\[CDATA\["), re.compile(r"\]\]>"))]
 _HTML_START = re.compile(r"^ {0,3}<(?:!--|\?|![A-Z]|/?[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$))")
 _DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _GRID_RULE = re.compile(r"^\s*\+(?:[-=:]+\+)+\s*$")
@@ -75,6 +81,16 @@ def _grid_table(lines: list[str]) -> list[list[str]]:
         for k, (a, b) in enumerate(zip(cuts, cuts[1:])):
             current[k].append(line[a + 1 : b].strip(" |"))
     return rows
+
+
+def _link_definition(lines: list[str], i: int, defs: Definitions) -> int:
+    """Lines taken by a link reference definition at line i (its title may be on the next lines)."""
+    for size in (3, 2, 1):
+        block = lines[i : i + size]
+        if len(block) == size and all(x.strip() for x in block) and (m := _LINK_DEF.match(" ".join(block))):
+            defs.links.add(label_key(m.group(1)))
+            return size
+    return 0
 
 
 def parse_blocks(lines: list[str], defs: Definitions) -> list:
@@ -149,9 +165,8 @@ def parse_blocks(lines: list[str], defs: Definitions) -> list:
                 i += 1
             defs.notes.setdefault(m.group(1), parse_blocks(body, defs))
             blocks.append(("note", m.group(1)))
-        elif not para and (m := _LINK_DEF.match(line)):
-            defs.links.add(label_key(m.group(1)))
-            i += 1
+        elif not para and (taken := _link_definition(lines, i, defs)):
+            i += taken
         elif "|" in line and _DELIMITER_ROW.match(nxt) and "-" in nxt and len(split_cells(line)) == len(split_cells(nxt)):
             close_para()
             rows, i = [split_cells(line)], i + 2
@@ -166,12 +181,12 @@ def parse_blocks(lines: list[str], defs: Definitions) -> list:
                 i += 1
             blocks.append(("table", _grid_table(body)))
         elif _HTML_START.match(line) and not para:
-            # A comment runs to its "-->" across blank lines; other HTML to the next blank line.
-            comment, body = line.lstrip().startswith("<!--"), []
-            while i < len(lines) and (comment or lines[i].strip()):
+            end = next((end for start, end in _HTML_END if start.match(line)), None)
+            body = []
+            while i < len(lines) and (end or lines[i].strip()):
                 body.append(lines[i])
                 i += 1
-                if comment and "-->" in body[-1]:
+                if end and end.search(body[-1], 0 if len(body) > 1 else line.index("<") + 2):
                     break
             blocks.append(("html", "\n".join(body)))
         else:

@@ -12,6 +12,7 @@ the note's text (see ``Notes``); ``$math$`` is kept as written.
 from __future__ import annotations
 
 import html
+import html.entities
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -20,6 +21,7 @@ _HOLD = re.compile("\ue000(\\d+)\ue001")  # a piece of finished text, kept out o
 _CODE = re.compile(r"(?<![\\`])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 _MATH = re.compile(r"(?<![\\$\w])(\$\$?)(?=\S)(.+?)(?<=\S)\1(?!\d)", re.S)
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+)>")
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")  # the ";" is required
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _BREAK_TAG = re.compile(r"<br\s*/?>", re.I)
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?\s*/?>")
@@ -37,13 +39,18 @@ _SHORTCUT = re.compile(r"(!?)\[([^\[\]]+)\](?![(\[:])")
 _EMPHASIS = [
     re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.S),
     re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.S),
-    re.compile(r"(?<![^\W_])__(?=\S)(.+?)(?<=\S)__(?![^\W_])", re.S),
+    re.compile(r"(?<!\w)__(?![\s_])(.+?)(?<![\s_])__(?!\w)", re.S),
     re.compile(r"\*(?=[^\s*])(.+?)(?<=[^\s*])\*", re.S),
     re.compile(r"\*(?=[^\s*])(\S)\*"),
-    re.compile(r"(?<![^\W_])_(?=\S)(.+?)(?<=\S)_(?![^\W_])", re.S),
+    re.compile(r"(?<!\w)_(?![\s_])(.+?)(?<![\s_])_(?!\w)", re.S),  # snake_case is no emphasis
     re.compile(r"(?<![~\w])~(?=\S)([^\s~]+)~(?!~)"),  # Pandoc subscript H~2~O
     re.compile(r"\^(?=\S)([^\s^\[]+)\^"),  # Pandoc superscript 2^10^
 ]
+
+
+def _entity(m: re.Match) -> str:
+    known = m.group(0)[1] == "#" or m.group(0)[1:] in html.entities.html5
+    return html.unescape(m.group(0)) if known else m.group(0)
 
 
 def label_key(label: str) -> str:
@@ -89,12 +96,12 @@ def render_inline(text: str, refs: Refs) -> str:
 
     text = _CODE.sub(code, text.replace("\ue000", "").replace("\ue001", ""))
     text = _MATH.sub(lambda m: hold(m.group(0)), text)
+    text = _HARD_BREAK.sub("\n", text)
+    text = _ESCAPE.sub(lambda m: hold(m.group(1)), text)  # before tags: \<b> is text
     text = _AUTOLINK.sub(lambda m: hold(m.group(1)), text)
     text = _COMMENT.sub("", text)
     text = _BREAK_TAG.sub("\n", text)
     text = _TAG.sub("", text)
-    text = _HARD_BREAK.sub("\n", text)
-    text = _ESCAPE.sub(lambda m: hold(m.group(1)), text)
     text = _INLINE_NOTE.sub(lambda m: hold(f" [Note: {render_inline(m.group(1), refs)}]"), text)
     text = _NOTE_REF.sub(lambda m: note(m.group(1)), text)
     for _ in range(20):  # innermost brackets first: [![logo](a.png)](b) -> logo
@@ -111,6 +118,7 @@ def render_inline(text: str, refs: Refs) -> str:
             text = pattern.sub(r"\1", text)
         if text == before:
             break
-    text = html.unescape(text)
-    text = _HOLD.sub(lambda m: held[int(m.group(1))], text)
+    text = _ENTITY.sub(_entity, text)
+    for _ in range(4):  # a held piece can hold another (an escape inside an autolink)
+        text = _HOLD.sub(lambda m: held[int(m.group(1))], text)
     return "\n".join(line.strip() for line in text.split("\n")).strip()
