@@ -47,7 +47,7 @@ def docling_markdown(text: str) -> list[tuple[str, str]]:
     events = []
     for line in text.split("\n"):
         if m := re.match(r"^#{1,6}\s+(.*)$", line):
-            events.append(("h", m.group(1).strip()))
+            events.append(("h", html.unescape(m.group(1).strip())))
         elif line.startswith("|"):
             # Docling copies a cell into every column it spans; Quire writes it once.
             cells = [c.strip() for c in line.strip().strip("|").split(" | ")]

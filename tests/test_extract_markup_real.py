@@ -55,13 +55,11 @@ def _location(unit) -> str | None:
 
 
 def _stream(events) -> list[tuple[str, str | None]]:
-    """Reference body words, each with the heading above it."""
+    """Reference words, each with the heading above it (a heading's own words go with it)."""
     heading, out = None, []
     for kind, text in events:
-        if kind == "h":
-            heading = text
-        else:
-            out += [(w, heading) for w in words(text)]
+        heading = text if kind == "h" else heading
+        out += [(w, heading) for w in words(text)]
     return out
 
 
@@ -76,24 +74,42 @@ def test_words_of_the_reference_are_indexed(source, reference):
 
 @pytest.mark.parametrize("source, reference", CASES, ids=[c[0] for c in CASES])
 def test_each_passage_sits_under_the_reference_heading(source, reference):
+    placed, checked = _check_locations(source, reference)
+    assert checked < 3 or placed >= 0.5 * checked, f"only {placed} of {checked} passages found in the reference"
+
+
+def test_most_passages_are_found_in_their_reference():
+    """The location check above is only as good as the share of passages it could place."""
+    counts = [_check_locations(source, reference) for source, reference in CASES]
+    placed, checked = sum(p for p, _ in counts), sum(c for _, c in counts)
+    assert checked >= 100 and placed >= 0.8 * checked, (placed, checked)
+
+
+def _check_locations(source: str, reference: str) -> tuple[int, int]:
+    """Assert each passage's location for the passages found in the reference; (found, tried)."""
     events, _ = _reference(reference)
     stream = _stream(events)
     tokens = [w for w, _ in stream]
     start, placed, checked = 0, 0, 0
     for unit in _extract(source).units:
-        body = re.sub(r"\[Note: [^\]]*\]", " ", unit.text)
-        probe = words(body)[:6]
-        if len(probe) < 3:
+        body = words(re.sub(r"\[Note: [^\]]*\]", " ", unit.text))
+        if len(body) < 3:
             continue
         checked += 1
-        at = next((i for i in range(start, len(tokens) - len(probe) + 1) if tokens[i : i + len(probe)] == probe), None)
+        # Six words in a row, from the passage's start or a little later: the reference
+        # may leave out an opening word or two (a table caption, an image's alt text).
+        at = None
+        for probe in [body[k : k + 6] for k in range(0, min(len(body) - 2, 24), 3)] + [body[:3]]:
+            at = next((i for i in range(start, len(tokens) - len(probe) + 1) if tokens[i : i + len(probe)] == probe), None)
+            if at is not None:
+                break
         if at is None:
             continue  # the reference left these words out (a title page, a raw HTML comment)
         placed += 1
         start = at + len(probe)
         expected = stream[at][1]
         assert words(_location(unit) or "") == words(expected or ""), (unit.location, unit.text[:80])
-    assert checked and placed >= 0.75 * checked, f"only {placed} of {checked} passages found in the reference"
+    return placed, checked
 
 
 NOTE_CASES = ["pandoc/epub/wasteland.epub"]
@@ -129,6 +145,7 @@ def test_markdown_it_examples(fixture):
         if not markdown.strip():
             continue
         ex = extract("example.md", markdown.replace("→", "\t").encode())
+        html = re.sub(r'<sup class="footnote-ref">.*?</sup>', " ", html)  # generated note numbers
         expected += words(html_text(html).replace("↩", " "))
         got += words(" ".join(u.prefix + u.text for u in ex.units))
     assert recall(expected, got) >= MIN_RECALL

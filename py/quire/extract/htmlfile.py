@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-from quire.extract.base import Outline, decode_text, guess_encoding
+from quire.extract.base import decode_text, guess_encoding
+from quire.extract.sections import Sections
 from quire.extract.htmltree import MAX_DEPTH, Element, parse_html
 from quire.model import Extraction, Unit
 
@@ -116,7 +117,7 @@ class _Renderer:
         self.doc = doc
         self.flat = flat
         self.headings = headings  # False: a heading is one more paragraph
-        self.outline = Outline()
+        self.outline = Sections()
         self.line: list[str] = []
         self.space = False  # source whitespace seen since the last word
         self.pre = 0

@@ -83,12 +83,14 @@ class _Builder(HTMLParser):
             self.stack.pop()
         if tag in _IMPLIED_END:
             closes, stops = _IMPLIED_END[tag]
+            cut = 0  # the outermost open element this tag ends, within its table or list
             for i in range(len(self.stack) - 1, 0, -1):
                 if self.stack[i].tag in stops:
                     break
                 if self.stack[i].tag in closes:
-                    del self.stack[i:]
-                    break
+                    cut = i
+            if cut:
+                del self.stack[cut:]
         el = Element(tag, {k: v or "" for k, v in attrs})
         self.stack[-1].children.append(el)
         if not void and len(self.stack) < MAX_DEPTH:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 
-from quire.extract.base import Outline, decode_text
+from quire.extract.base import decode_text
 from quire.extract.htmlfile import fragment_text
 from quire.extract.md_blocks import Definitions, parse_blocks
 from quire.extract.md_inline import Refs, render_inline
+from quire.extract.sections import Sections
 from quire.model import Extraction
 
 _YAML = re.compile(r"\A(?:\ufeff)?---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
@@ -121,7 +122,7 @@ def extract_markdown(data: bytes, name: str) -> Extraction:
             events.append(block)
         else:
             events.append(("text", renderer.block(block)))
-    outline = Outline()
+    outline = Sections()
     title = render_inline(", ".join(fields["title"]), renderer.refs) if "title" in fields else None
     for event in events:
         if event[0] == "heading":

@@ -122,7 +122,7 @@ def parse_blocks(lines: list[str], defs: Definitions) -> list:
                 body.append(lines[i].expandtabs(4)[4:])
                 i += 1
             blocks.append(("code", "\n".join(body).strip("\n")))
-        elif m := _FENCE.match(line):
+        elif (m := _FENCE.match(line)) and not (m.group(2)[0] == "`" and "`" in m.group(3)):
             close_para()
             fence, body, i = m.group(2), [], i + 1
             while i < len(lines) and not (lines[i].strip().startswith(fence) and not lines[i].strip().strip(fence[0])):
