@@ -34,7 +34,17 @@ _LINK_DEF = re.compile(
 _HTML_END = [(re.compile(r"^ {0,3}<(?:script|pre|style|textarea)(?:\s|>|$)", re.I), re.compile(r"</(?:script|pre|style|textarea)>", re.I)),
              (re.compile(r"^ {0,3}<!--"), re.compile(r"-->")), (re.compile(r"^ {0,3}<\?"), re.compile(r"\?>")),
              (re.compile(r"^ {0,3}<![A-Z]"), re.compile(r">")), (re.compile(r"^ {0,3}<!\[CDATA\["), re.compile(r"\]\]>"))]
-_HTML_START = re.compile(r"^ {0,3}<(?:!--|\?|![A-Z]|/?[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$))")
+# CommonMark HTML blocks: block-level tags (type 6) start one whatever follows them on
+# the line; any other tag (type 7) only when it stands alone on its line.
+_BLOCK_TAGS = ("address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|"
+               "div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|"
+               "legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|summary|"
+               "table|tbody|td|tfoot|th|thead|title|tr|track|ul|script|pre|style|textarea")
+_HTML_START = re.compile(
+    rf"^ {{0,3}}(?:<(?:!--|\?|![A-Z]|!\[CDATA\[)|</?(?:{_BLOCK_TAGS})(?:[\s/>]|$)"
+    r"|(?:<[A-Za-z][\w-]*(?:\s[^<>]*)?/?>|</[A-Za-z][\w-]*\s*>)\s*$)",
+    re.I,
+)
 _DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _GRID_RULE = re.compile(r"^\s*\+(?:[-=:]+\+)+\s*$")
 
@@ -93,7 +103,12 @@ def _link_definition(lines: list[str], i: int, defs: Definitions) -> int:
     return 0
 
 
-def parse_blocks(lines: list[str], defs: Definitions) -> list:
+MAX_NESTING = 24  # quotes and lists deeper than this are read as plain paragraphs
+
+
+def parse_blocks(lines: list[str], defs: Definitions, depth: int = 0) -> list:
+    if depth > MAX_NESTING:
+        return [("para", "\n".join(line.strip() for line in lines if line.strip()))]
     blocks: list = []
     para: list[str] = []
     i = 0
@@ -148,10 +163,10 @@ def parse_blocks(lines: list[str], defs: Definitions) -> list:
                 else:
                     break
                 i += 1
-            blocks.append(("quote", parse_blocks(body, defs)))
+            blocks.append(("quote", parse_blocks(body, defs, depth + 1)))
         elif (m := _ITEM.match(line)) and not _RULE.match(line) and (not para or _starts_block(line)):
             close_para()
-            items, i = _list_items(lines, i, defs)
+            items, i = _list_items(lines, i, defs, depth)
             blocks.append(("list", items))
         elif not para and (m := _NOTE_DEF.match(line)):
             body, i = [m.group(2)], i + 1
@@ -163,7 +178,7 @@ def parse_blocks(lines: list[str], defs: Definitions) -> list:
                 else:
                     break
                 i += 1
-            defs.notes.setdefault(m.group(1), parse_blocks(body, defs))
+            defs.notes.setdefault(m.group(1), parse_blocks(body, defs, depth + 1))
             blocks.append(("note", m.group(1)))
         elif not para and (taken := _link_definition(lines, i, defs)):
             i += taken
@@ -196,7 +211,7 @@ def parse_blocks(lines: list[str], defs: Definitions) -> list:
     return blocks
 
 
-def _list_items(lines: list[str], i: int, defs: Definitions) -> tuple[list, int]:
+def _list_items(lines: list[str], i: int, defs: Definitions, depth: int) -> tuple[list, int]:
     """Consecutive items of one list starting at line i -> ([(number, blocks)], next line)."""
     first = _ITEM.match(lines[i])
     kind = first.group(2)[-1] if first.group(3) else first.group(2)
@@ -221,7 +236,7 @@ def _list_items(lines: list[str], i: int, defs: Definitions) -> tuple[list, int]
         while body and not body[-1].strip():
             body.pop()  # blank lines between items belong to the list, not the item
         number = int(m.group(3)) if m.group(3) else None
-        items.append((number, parse_blocks(body, defs)))
+        items.append((number, parse_blocks(body, defs, depth + 1)))
         while i < len(lines) and not lines[i].strip() and i + 1 < len(lines) and _ITEM.match(lines[i + 1]):
             i += 1
     return items, i

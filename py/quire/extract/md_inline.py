@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 _HOLD = re.compile("\ue000(\\d+)\ue001")  # a piece of finished text, kept out of later rules
-_CODE = re.compile(r"(?<![\\`])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
-_MATH = re.compile(r"(?<![\\$\w])(\$\$?)(?=\S)(.+?)(?<=\S)\1(?!\d)", re.S)
+_CODE = re.compile(r"(?<![\\`])(`+)(?!`)(.{1,3000}?)(?<!`)\1(?!`)", re.S)
+_MATH = re.compile(r"(?<![\\$\w])\$(?=[^\s$])(.{1,300}?)(?<=\S)\$(?!\d)|\$\$(.{1,3000}?)\$\$", re.S)
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+)>")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")  # the ";" is required
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -36,13 +36,15 @@ _INLINE_LINK = re.compile(
 )
 _REF_LINK = re.compile(r"(!?)\[([^\[\]]*)\]\[([^\[\]]*)\]")
 _SHORTCUT = re.compile(r"(!?)\[([^\[\]]+)\](?![(\[:])")
+# An emphasis span is at most 500 characters long, so a paragraph full of
+# stray asterisks costs linear time, not quadratic.
 _EMPHASIS = [
-    re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.S),
-    re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.S),
-    re.compile(r"(?<!\w)__(?![\s_])(.+?)(?<![\s_])__(?!\w)", re.S),
-    re.compile(r"\*(?=[^\s*])(.+?)(?<=[^\s*])\*", re.S),
+    re.compile(r"~~(?=\S)(.{1,500}?)(?<=\S)~~", re.S),
+    re.compile(r"\*\*(?=\S)(.{1,500}?)(?<=\S)\*\*", re.S),
+    re.compile(r"(?<!\w)__(?![\s_])(.{1,500}?)(?<![\s_])__(?!\w)", re.S),
+    re.compile(r"\*(?=[^\s*])(.{1,500}?)(?<=[^\s*])\*", re.S),
     re.compile(r"\*(?=[^\s*])(\S)\*"),
-    re.compile(r"(?<!\w)_(?![\s_])(.+?)(?<![\s_])_(?!\w)", re.S),  # snake_case is no emphasis
+    re.compile(r"(?<!\w)_(?![\s_])(.{1,500}?)(?<![\s_])_(?!\w)", re.S),  # snake_case is no emphasis
     re.compile(r"(?<![~\w])~(?=\S)([^\s~]+)~(?!~)"),  # Pandoc subscript H~2~O
     re.compile(r"\^(?=\S)([^\s^\[]+)\^"),  # Pandoc superscript 2^10^
 ]
