@@ -27,3 +27,26 @@ def test_epub_chapters_from_toc(tmp_path, toc):
 def test_epub_without_toc_uses_headings():
     ex = extract("b.epub", epub(CHAPTERS, toc="none"))
     assert [u.location["chapter"] for u in ex.units] == ["Erstes Kapitel", "Der Wald", "Ch. 2"]
+
+
+def test_single_file_book_is_cut_at_its_parts():
+    """One XHTML holding the whole book, as Gutenberg EPUBs often are: the nearest heading is the chapter."""
+    body = ("<h1>Gedichte</h1><p>Vorwort.</p><h2>I. Erster Teil</h2><p>eins</p><p>zwei</p>"
+            "<h2>II. Zweiter Teil</h2><p>drei</p><h3>Anmerkung</h3><p>vier</p>")
+    ex = extract("g.epub", epub([("book.xhtml", "Gedichte", body)]))
+    assert [(u.location["chapter"], u.prefix, u.text) for u in ex.units] == [
+        ("Gedichte", "[Chapter: Gedichte]\n", "Vorwort."),
+        ("I. Erster Teil", "[Chapter: Gedichte > I. Erster Teil]\n", "eins\n\nzwei"),
+        ("II. Zweiter Teil", "[Chapter: Gedichte > II. Zweiter Teil]\n", "drei"),
+        ("Anmerkung", "[Chapter: Gedichte > II. Zweiter Teil > Anmerkung]\n", "vier"),
+    ]
+
+
+def test_epub_notes_math_and_marked_sections():
+    body = (
+        '<p>Satz<a epub:type="noteref" href="#n1">1</a> mit <math alttext="a^2+b^2"><mi>a</mi></math>.</p>'
+        '<p><![CDATA[roh]]> Text</p>'
+        '<aside epub:type="footnote" id="n1"><p>Die Fußnote.</p></aside>'
+    )
+    ex = extract("n.epub", epub([("c.xhtml", "Kapitel", body)]))
+    assert [u.text for u in ex.units] == ["Satz [Note: Die Fußnote.] mit a^2+b^2.\n\nroh Text"]

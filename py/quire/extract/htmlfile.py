@@ -193,7 +193,12 @@ class _Renderer:
         if self.skipped(el):
             return
         if tag == "math":
-            self.words(f" {math_text(el)} ")
+            block = el.get("display") == "block"
+            if block:
+                self.break_line()
+            self.literal(math_text(el))  # inline math is spaced by the text around it, like any inline element
+            if block:
+                self.break_line()
         elif (note := self.doc.note_for(el)) is not None:
             if body := self.flat_text(note):
                 self.space = True
@@ -236,12 +241,13 @@ class _Renderer:
             self.break_line(blank=True)
             self.pre -= 1
         elif tag in ("ol", "ul", "menu"):
-            self.break_line(blank=True)
+            outermost = not self.lists  # a nested list continues its item without a blank line
+            self.break_line(blank=outermost)
             start = el.get("start").strip()
             self.lists.append((int(start) if start.lstrip("-").isdigit() else 1) if tag == "ol" else None)
             self.walk(el, depth)
             self.lists.pop()
-            self.break_line(blank=True)
+            self.break_line(blank=outermost)
         elif tag == "li" and self.lists and self.lists[-1] is not None:
             self.break_line()
             value = el.get("value").strip()

@@ -46,6 +46,7 @@ _HTML_START = re.compile(
     re.I,
 )
 _DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+_DEFINITION = re.compile(r"^ {0,3}[:~][ \t]+")
 _GRID_RULE = re.compile(r"^\s*\+(?:[-=:]+\+)+\s*$")
 
 
@@ -205,7 +206,8 @@ def parse_blocks(lines: list[str], defs: Definitions, depth: int = 0) -> list:
                     break
             blocks.append(("html", "\n".join(body)))
         else:
-            para.append(line)
+            # A Pandoc definition (": text" under its term) reads as a line of its own.
+            para.append(_DEFINITION.sub("", line) if para or blocks else line)
             i += 1
     close_para()
     return blocks

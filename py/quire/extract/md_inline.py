@@ -45,7 +45,7 @@ _EMPHASIS = [
     re.compile(r"\*(?=[^\s*])(.{1,500}?)(?<=[^\s*])\*", re.S),
     re.compile(r"\*(?=[^\s*])(\S)\*"),
     re.compile(r"(?<!\w)_(?![\s_])(.{1,500}?)(?<![\s_])_(?!\w)", re.S),  # snake_case is no emphasis
-    re.compile(r"(?<![~\w])~(?=\S)([^\s~]+)~(?!~)"),  # Pandoc subscript H~2~O
+    re.compile(r"(?<!~)~(?=[^\s~])([^\s~]+)~(?!~)"),  # Pandoc subscript H~2~O
     re.compile(r"\^(?=\S)([^\s^\[]+)\^"),  # Pandoc superscript 2^10^
 ]
 
