@@ -50,3 +50,17 @@ def test_epub_notes_math_and_marked_sections():
     )
     ex = extract("n.epub", epub([("c.xhtml", "Kapitel", body)]))
     assert [u.text for u in ex.units] == ["Satz [Note: Die Fußnote.] mit a^2+b^2.\n\nroh Text"]
+
+
+def test_endnotes_in_another_file_are_shown_at_their_reference():
+    chapters = [
+        ("kapitel.xhtml", "Kapitel", '<h1>Kapitel</h1><p>Behauptung<a epub:type="noteref" href="notes.xhtml#n1">1</a>.</p>'),
+        ("notes.xhtml", "Anmerkungen", '<h1>Anmerkungen</h1><ol><li id="n1" epub:type="endnote"><p>Quelle: Archiv.'
+                                       ' <a href="kapitel.xhtml#r1" role="doc-backlink">↩</a></p></li>'
+                                       '<li id="n2" epub:type="endnote"><p>Nie zitiert.</p></li></ol>'),
+    ]
+    ex = extract("n.epub", epub(chapters))
+    assert [(u.location["chapter"], u.text) for u in ex.units] == [
+        ("Kapitel", "Behauptung [Note: Quelle: Archiv.]."),
+        ("Anmerkungen", "2. Nie zitiert."),  # a note nobody references stays where it is
+    ]

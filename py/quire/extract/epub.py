@@ -16,7 +16,9 @@ import posixpath
 from urllib.parse import unquote
 
 from quire.extract.base import ExtractError, Limits, SafeZip, attr, breadcrumb, join_path, local
-from quire.extract.htmlfile import decode_html, html_units
+from quire.extract.htmlfile import decode_html, tree_units
+from quire.extract.htmlnotes import Book
+from quire.extract.htmltree import Element, parse_html
 from quire.model import Extraction, Unit
 
 _HTML_TYPES = {"application/xhtml+xml", "text/html"}
@@ -83,16 +85,17 @@ def extract_epub(data: bytes, name: str, limits: Limits = Limits()) -> Extractio
     titles = _toc_titles(z, nav_href, ncx_href)
     book_title = next((" ".join(el.text.split()) for el in opf.iter() if local(el.tag) == "title" and el.text), "")
 
-    units: list[Unit] = []
-    chapters = 0
+    pages: dict[str, Element] = {}
     for itemref in spine if spine is not None else ():
         href, media = manifest.get(itemref.get("idref"), ("", ""))
-        if media not in _HTML_TYPES or href == nav_href:
-            continue
-        html = z.read(href)
-        if html is None:
-            continue
-        sections, page_title = html_units(decode_html(html, posixpath.basename(href)))
+        if media in _HTML_TYPES and href != nav_href and href not in pages and (html := z.read(href)) is not None:
+            pages[href] = parse_html(decode_html(html, posixpath.basename(href)))
+    book = Book(pages)  # notes may sit in another file of the book (endnotes.xhtml)
+
+    units: list[Unit] = []
+    chapters = 0
+    for href, root in pages.items():
+        sections, page_title = tree_units(root, href, book)
         if not sections:
             continue
         chapters += 1

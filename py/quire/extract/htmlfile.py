@@ -19,6 +19,7 @@ import re
 
 from quire.extract.base import decode_text, guess_encoding
 from quire.extract.sections import Sections
+from quire.extract.htmlnotes import BACKLINK, Book, Notes, kinds
 from quire.extract.htmltree import MAX_DEPTH, Element, parse_html
 from quire.model import Extraction, Unit
 
@@ -36,15 +37,8 @@ _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
 # Line and page numbers float in the margin: their own word, never glued to the text.
 _MARGIN_NUMBER = re.compile(r"\b(?:lnum|line-?num(?:ber)?s?|lineno|pagenum|page-?num(?:ber)?)\b", re.I)
-_NOTEREF = re.compile(r"\b(?:noteref|doc-noteref|footnote-ref|footnoteref)\b", re.I)
-_NOTE_BODY = re.compile(r"\b(?:(?:foot|end|rear)?notes?|doc-(?:foot|end)note|fn\d*|footnote-item)\b", re.I)
-_BACKLINK = re.compile(r"\b(?:doc-backlink|footnote-back(?:ref)?|backref)\b", re.I)
 _SPACE = re.compile(r"[ \t\n\r\f]+")  # HTML whitespace; a no-break space is a character, not a gap
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([-\w.:]+)""", re.I)
-
-
-def _kinds(el: Element) -> str:
-    return f"{el.get('epub:type')} {el.get('role')} {el.get('class')}"
 
 
 def _hidden(el: Element) -> bool:
@@ -72,42 +66,13 @@ def _span(cell: Element, name: str) -> int:
 
 
 class _Document:
-    """Facts about the whole page needed while walking it: notes and its title."""
+    """Facts about the whole page needed while walking it: its notes, title and content root."""
 
-    def __init__(self, root: Element) -> None:
-        self.has_content_root = False
-        self.title = ""
-        ids: dict[str, Element] = {}
-        refs: list[tuple[Element, bool]] = []  # (link, marked as a note reference)
-        for el in root.iter():
-            if el.tag in ("article", "main"):
-                self.has_content_root = True
-            if el.tag == "title" and not self.title:
-                self.title = " ".join(_plain(el).split())
-            if el.get("id"):
-                ids.setdefault(el.get("id"), el)
-            for child in el.children:
-                if isinstance(child, Element) and child.tag == "a" and child.get("href").startswith("#"):
-                    refs.append((child, bool(_NOTEREF.search(_kinds(child))) or el.tag == "sup"))
-        # id -> note body, for links that are note references and point at a note-like element
-        self.notes: dict[str, Element] = {}
-        for link, marked in refs:
-            target = ids.get(link.get("href")[1:])
-            if target is None or target.tag in ("body", "html", "main", "article", "section") or target is link:
-                continue
-            if marked and (_NOTEREF.search(_kinds(link)) or _NOTE_BODY.search(f"{_kinds(target)} {target.get('id')}")):
-                self.notes[link.get("href")[1:]] = target
-        self.shown: set[str] = set()
-
-    def note_for(self, link: Element) -> Element | None:
-        """The note a reference points at, the first time only (a second reference adds nothing)."""
-        key = link.get("href")[1:] if link.tag == "a" else ""
-        if key not in self.notes:
-            return None
-        if key in self.shown:
-            return Element("#empty")
-        self.shown.add(key)
-        return self.notes[key]
+    def __init__(self, root: Element, path: str = "", book: Book | None = None) -> None:
+        self.has_content_root = any(el.tag in ("article", "main") for el in root.iter())
+        title = next((el for el in root.iter() if el.tag == "title"), None)
+        self.title = " ".join(_plain(title).split()) if title is not None else ""
+        self.notes = Notes(root, path, book)
 
 
 class _Renderer:
@@ -126,6 +91,7 @@ class _Renderer:
         self.content = 0  # inside <article>/<main>
         self.article = 0
         self.lists: list[int | None] = []  # next item number of each open <ol>; None for <ul>
+        self.numbered = False  # the line holds only a list item's number so far
 
     # ------------------------------------------------------------ output
 
@@ -144,15 +110,17 @@ class _Renderer:
                 if self.space and self.line:
                     self.line.append(" ")
                 self.line.append(word)
-                self.space = False
+                self.space = self.numbered = False
 
     def literal(self, text: str) -> None:
         if self.space and self.line:
             self.line.append(" ")
         self.line.append(text)
-        self.space = False
+        self.space = self.numbered = False
 
     def break_line(self, blank: bool = False, keep_empty: bool = False) -> None:
+        if self.numbered:
+            return  # "3. " waits for its item's text, even when that starts with a <p>
         if self.flat or self.cells:
             self.space = True
             return
@@ -180,17 +148,19 @@ class _Renderer:
                 self.element(child, depth + 1)
 
     def skipped(self, el: Element) -> bool:
-        if el.tag in _DROP or _hidden(el) or el.get("id") in self.doc.notes:
+        if el.tag in _DROP or _hidden(el) or self.doc.notes.is_body(el):
             return True  # a note is shown where it is referenced
         if el.tag in _CHROME and self.doc.has_content_root and not self.content:
             return True
         if el.tag == "aside" and self.doc.has_content_root and not self.article:
             return True  # beside the article: adverts, related links
-        return el.tag == "a" and bool(_BACKLINK.search(_kinds(el)) or _plain(el).strip() in ("↩", "↩\ufe0e", "↩\ufe0f"))
+        return el.tag == "a" and bool(BACKLINK.search(kinds(el)) or _plain(el).strip() in ("↩", "↩\ufe0e", "↩\ufe0f"))
 
     def element(self, el: Element, depth: int) -> None:
         tag = el.tag
         if self.skipped(el):
+            if tag == "li" and self.lists and self.lists[-1] is not None:
+                self.lists[-1] += 1  # a moved note keeps its number: the next item is still "2."
             return
         if tag == "math":
             block = el.get("display") == "block"
@@ -199,7 +169,7 @@ class _Renderer:
             self.literal(math_text(el))  # inline math is spaced by the text around it, like any inline element
             if block:
                 self.break_line()
-        elif (note := self.doc.note_for(el)) is not None:
+        elif (note := self.doc.notes.body_for(el)) is not None:
             if body := self.flat_text(note):
                 self.space = True
                 self.literal(f"[Note: {body}]")
@@ -254,6 +224,7 @@ class _Renderer:
             number = int(value) if value.lstrip("-").isdigit() else self.lists[-1]
             self.lists[-1] = number + 1
             self.literal(f"{number}. ")  # the number a reader sees, generated by the browser
+            self.numbered = True
             self.walk(el, depth)
             self.break_line()
         elif _MARGIN_NUMBER.search(el.get("class")):
@@ -315,9 +286,13 @@ class _Renderer:
 
 
 def html_units(html: str) -> tuple[list[Unit], str]:
-    """(section units, <title> text) for an HTML string; reused by EPUB."""
-    root = parse_html(html)
-    renderer = _Renderer(_Document(root))
+    """(section units, <title> text) for an HTML string."""
+    return tree_units(parse_html(html))
+
+
+def tree_units(root: Element, path: str = "", book: Book | None = None) -> tuple[list[Unit], str]:
+    """(section units, <title> text) for a parsed page; EPUB passes its file path and the whole book."""
+    renderer = _Renderer(_Document(root, path, book))
     renderer.walk(root, 0)
     return renderer.units(), renderer.doc.title
 
@@ -326,7 +301,7 @@ def fragment_text(markup: str) -> str:
     """Visible text of an HTML snippet, headings included (raw HTML in Markdown).
 
     >>> fragment_text("<div><h3>Note</h3><p>Hi <em>there</em></p><!-- x --></div>")
-    'Note\\nHi there'
+    'Note\\n\\nHi there'
     """
     root = parse_html(markup)
     renderer = _Renderer(_Document(root), headings=False)
