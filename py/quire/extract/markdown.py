@@ -75,6 +75,8 @@ class _Renderer:
         self.defs = defs
         self.shown: set[str] = set()
         self.refs = Refs(links=defs.links, note=self.note)
+        # A breadcrumb stays short: a note referenced in a heading stays where it was defined.
+        self.heading_refs = Refs(links=defs.links)
 
     def note(self, label: str) -> str | None:
         if label not in self.defs.notes:
@@ -113,17 +115,17 @@ def extract_markdown(data: bytes, name: str) -> Extraction:
     defs = Definitions()
     blocks = parse_blocks(text.split("\n"), defs)
     renderer = _Renderer(defs)
-    opening = [render_inline(", ".join(v), renderer.refs) for k in _TITLE_KEYS if (v := fields.get(k))]
+    opening = [render_inline(", ".join(v), renderer.heading_refs) for k in _TITLE_KEYS if (v := fields.get(k))]
     events: list[tuple] = [("text", "\n".join(opening))] if opening else []
     for block in blocks:
         if block[0] == "heading":
-            events.append(("heading", block[1], render_inline(block[2], renderer.refs)))
+            events.append(("heading", block[1], render_inline(block[2], renderer.heading_refs)))
         elif block[0] == "note":
             events.append(block)
         else:
             events.append(("text", renderer.block(block)))
     outline = Sections()
-    title = render_inline(", ".join(fields["title"]), renderer.refs) if "title" in fields else None
+    title = render_inline(", ".join(fields["title"]), renderer.heading_refs) if "title" in fields else None
     for event in events:
         if event[0] == "heading":
             outline.heading(event[1], event[2])
