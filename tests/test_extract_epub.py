@@ -43,13 +43,16 @@ def test_single_file_book_is_cut_at_its_parts():
 
 
 def test_epub_notes_math_and_marked_sections():
+    """Also: an <aside> beside an <article> is a sidebar in a book, not page chrome."""
     body = (
+        '<article><p>Gedicht.</p></article><aside><p>Kasten.</p></aside>'
+
         '<p>Satz<a epub:type="noteref" href="#n1">1</a> mit <math alttext="a^2+b^2"><mi>a</mi></math>.</p>'
         '<p><![CDATA[roh]]> Text</p>'
         '<aside epub:type="footnote" id="n1"><p>Die Fußnote.</p></aside>'
     )
     ex = extract("n.epub", epub([("c.xhtml", "Kapitel", body)]))
-    assert [u.text for u in ex.units] == ["Satz [Note: Die Fußnote.] mit a^2+b^2.\n\nroh Text"]
+    assert [u.text for u in ex.units] == ["Gedicht.\n\nKasten.\n\nSatz [Note: Die Fußnote.] mit a^2+b^2.\n\nroh Text"]
 
 
 def test_endnotes_in_another_file_are_shown_at_their_reference():

@@ -70,7 +70,9 @@ class _Document:
     """Facts about the whole page needed while walking it: its notes, title and content root."""
 
     def __init__(self, root: Element, path: str = "", book: Book | None = None) -> None:
-        self.has_content_root = any(el.tag in ("article", "main") for el in root.iter())
+        # A web page that marks its content with <article>/<main> has chrome around it;
+        # a book (EPUB) has none: its headers, footers and sidebars are reading matter.
+        self.has_content_root = book is None and any(el.tag in ("article", "main") for el in root.iter())
         title = next((el for el in root.iter() if el.tag == "title"), None)
         self.title = " ".join(_plain(title).split()) if title is not None else ""
         self.notes = Notes(root, path, book)
