@@ -39,15 +39,17 @@ def _unquote(value: str) -> str:
 def _yaml_title(source: str) -> dict[str, list[str]]:
     """The title/author/date values of simple YAML metadata; other keys are dropped."""
     fields: dict[str, list[str]] = {}
-    key = ""
+    key, scalar = "", False
     for line in source.split("\n"):
         if (m := _YAML_KEY.match(line)) and not line[:1].isspace():
             key, value = m.group(1).lower(), (m.group(2) or "").strip()
-            fields[key] = []
+            fields[key], scalar = [], value in ("|", ">", "|-", ">-")
             if value.startswith("[") and value.endswith("]"):
                 fields[key] = [_unquote(v) for v in value[1:-1].split(",")]
-            elif value and value not in ("|", ">", "|-", ">-"):
+            elif value and not scalar:
                 fields[key] = [_unquote(value)]
+        elif key and scalar and line.strip():
+            fields[key] = [" ".join([*fields[key], line.strip()])]  # "title: >" and its indented lines
         elif key and line.strip() and line[:1] in (" ", "\t", "-"):
             item = line.strip().removeprefix("- ").strip()
             if (m := _YAML_KEY.match(item)) and m.group(1) != "name":

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 _HOLD = re.compile("\ue000(\\d+)\ue001")  # a piece of finished text, kept out of later rules
+_NOTE_GAP = re.compile("(\\S?)\ue002")  # where a note goes: one space before it, unless at a line start
 _CODE = re.compile(r"(?<![\\`])(`+)(?!`)(.{1,3000}?)(?<!`)\1(?!`)", re.S)
 _MATH = re.compile(r"(?<![\\$\w])\$(?=[^\s$])(.{1,300}?)(?<=\S)\$(?!\d)|\$\$(.{1,3000}?)\$\$", re.S)
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+)>")
@@ -87,7 +88,7 @@ def render_inline(text: str, refs: Refs) -> str:
 
     def note(label: str) -> str:
         body = refs.note(label)
-        return hold(f" [Note: {body}]") if body else ""
+        return hold(f"\ue002[Note: {body}]") if body else ""
 
     def link(m: re.Match, label_group: int | None) -> str:
         if label_group is not None:
@@ -96,7 +97,7 @@ def render_inline(text: str, refs: Refs) -> str:
                 return m.group(0)
         return m.group(2)
 
-    text = _CODE.sub(code, text.replace("\ue000", "").replace("\ue001", ""))
+    text = _CODE.sub(code, re.sub("[\ue000-\ue002]", "", text))
     text = _MATH.sub(lambda m: hold(m.group(0)), text)
     text = _HARD_BREAK.sub("\n", text)
     text = _ESCAPE.sub(lambda m: hold(m.group(1)), text)  # before tags: \<b> is text
@@ -104,7 +105,7 @@ def render_inline(text: str, refs: Refs) -> str:
     text = _COMMENT.sub("", text)
     text = _BREAK_TAG.sub("\n", text)
     text = _TAG.sub("", text)
-    text = _INLINE_NOTE.sub(lambda m: hold(f" [Note: {render_inline(m.group(1), refs)}]"), text)
+    text = _INLINE_NOTE.sub(lambda m: hold(f"\ue002[Note: {render_inline(m.group(1), refs)}]"), text)
     text = _NOTE_REF.sub(lambda m: note(m.group(1)), text)
     for _ in range(20):  # innermost brackets first: [![logo](a.png)](b) -> logo
         before = text
@@ -123,4 +124,5 @@ def render_inline(text: str, refs: Refs) -> str:
     text = _ENTITY.sub(_entity, text)
     for _ in range(4):  # a held piece can hold another (an escape inside an autolink)
         text = _HOLD.sub(lambda m: held[int(m.group(1))], text)
+    text = _NOTE_GAP.sub(lambda m: f"{m.group(1)} " if m.group(1) else "", text)  # "claim.[^1]" -> "claim. [Note: ...]"
     return "\n".join(line.strip() for line in text.split("\n")).strip()
