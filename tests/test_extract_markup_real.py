@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from markup_reference import docling_markdown, html_text, markdown_it_cases, pandoc_native, recall, words
+from quire.chunking import chunk_units
 from quire.extract import extract
 
 ROOT = Path(__file__).parent / "fixtures" / "markup"
@@ -126,6 +127,21 @@ def test_every_epub_note_is_shown_at_its_reference(source):
 
 def _contains(haystack: list[str], needle: list[str]) -> bool:
     return any(haystack[i : i + len(needle)] == needle for i in range(len(haystack) - len(needle) + 1))
+
+
+def test_wasteland_passages_name_the_part_they_are_in():
+    """The issue's case: one spine item holding the poem's parts; every searchable passage names its own part."""
+    events, _ = _reference("pandoc/epub/wasteland.native")
+    stream = _stream(events)
+    tokens = [w for w, _ in stream]
+    chunks = chunk_units("w", _extract("pandoc/epub/wasteland.epub").units)
+    parts = {c.location["chapter"] for c in chunks}
+    assert {"I. THE BURIAL OF THE DEAD", "II. A GAME OF CHESS"} <= parts
+    for chunk in chunks:
+        probe = words(re.sub(r"\[Note: [^\]]*\]", " ", chunk.text))[:6]
+        at = next((i for i in range(len(tokens)) if tokens[i : i + len(probe)] == probe), None)
+        if at is not None and len(probe) == 6:
+            assert words(chunk.location["chapter"]) == words(stream[at][1]), chunk.text[:60]
 
 
 def test_wasteland_line_numbers_are_words_of_their_own():

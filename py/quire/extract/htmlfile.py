@@ -162,6 +162,8 @@ class _Renderer:
     def element(self, el: Element, depth: int) -> None:
         tag = el.tag
         if self.skipped(el):
+            if self.doc.notes.is_body(el):
+                self.outline.filled = True  # its text moved to the reference: the heading above is not empty
             if tag == "li" and self.lists and self.lists[-1] is not None:
                 self.lists[-1] += 1  # a moved note keeps its number: the next item is still "2."
             return
