@@ -35,7 +35,7 @@ _IMPLIED_END = {
     "tfoot": ({"thead", "tbody", "tfoot", "tr", "td", "th"}, {"table"}),
     "option": ({"option"}, {"select", "datalist"}),
 }
-MAX_DEPTH = 160  # deeper nesting is flattened; real pages stay far below, crafted ones would exhaust the stack
+MAX_DEPTH = 100  # deeper nesting is flattened; real pages stay far below, crafted ones would exhaust the stack
 _MARKED = re.compile(r"<!\[CDATA\[(.*?)\]\]>|<!\[[^\]<>]*\]>|<!\[", re.S)
 
 
