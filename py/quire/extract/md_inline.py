@@ -3,7 +3,7 @@
 Link and image text stay, their URLs go; emphasis, strikethrough and code
 markers go, the code itself stays; backslash escapes and HTML entities are
 resolved; inline HTML tags are dropped; footnote references are replaced by
-the note's text (see ``Notes``); ``$math$`` is kept as written.
+the note's text (see ``Refs``); ``$math$`` is kept as written.
 
 >>> render_inline("**Read** [the *guide*](https://x.org \\"t\\") \\\\*now\\\\* ~~not~~ `a*b`", Refs())
 'Read the guide *now* not a*b'
