@@ -1,5 +1,8 @@
 """Plain text, CSV, Markdown and HTML, from fixtures written to tmp_path."""
 
+import doctest
+from importlib import import_module
+
 import pytest
 
 from quire.extract import extract
@@ -59,7 +62,11 @@ def test_csv_quoted_newlines_and_tabs(tmp_path):
 
 
 MARKDOWN = """---
-title: ignored front matter
+title: "Zellbiologie: Grundlagen"
+author:
+  - name: Ada Muster
+    affiliation: Uni Köln
+tags: [ignored, keys]
 ---
 Intro before any heading.
 
@@ -86,12 +93,12 @@ def test_markdown_sections(tmp_path):
     ex = extract(path.name, path.read_bytes())
     got = [(u.location, u.prefix, u.text) for u in ex.units]
     assert got == [
-        ({"section": []}, "", "Intro before any heading."),
+        ({"section": []}, "", "Zellbiologie: Grundlagen\nAda Muster\n\nIntro before any heading."),
         ({"section": ["Setup"]}, "[Section: Setup]\n", "Read this first."),
-        ({"section": ["Setup", "Install"]}, "[Section: Setup > Install]\n", "```bash\n# not a heading\npip install quire\n```"),
+        ({"section": ["Setup", "Install"]}, "[Section: Setup > Install]\n", "# not a heading\npip install quire"),
         ({"section": ["Setext Heading"]}, "[Section: Setext Heading]\n", "Under setext."),
     ]
-    assert ex.meta["title"] == "Setup"
+    assert ex.meta["title"] == "Zellbiologie: Grundlagen"
 
 
 HTML = """<!doctype html><html><head><title>Zellbiologie</title><style>p{color:red}</style>
@@ -127,3 +134,86 @@ def test_html_visible_main_text(tmp_path):
 def test_html_declared_legacy_charset():
     data = '<meta charset="windows-1252"><p>Café für alle</p>'.encode("cp1252")
     assert extract("x.htm", data).units[0].text == "Café für alle"
+
+
+# Markdown is indexed as rendered: (source, text of the one passage).
+MARKDOWN_RENDERED = [
+    ("See [the guide](http://x.org 'T') and ![logo](l.png).", "See the guide and logo."),
+    ("**bold** _it_ ~~gone~~ `code *x*`", "bold it gone code *x*"),
+    ("snake_case_name and 2 * 3 * 4", "snake_case_name and 2 * 3 * 4"),
+    ("\\[not a link\\] \\*", "[not a link] *"),
+    ("a &amp; b &copy; &nope;", "a & b © &nope;"),
+    ("[ref link][r] and [r]\n\n[r]: http://x", "ref link and r"),
+    ("Text<span>x</span> <!-- c -->", "Textx"),
+    ("$E = mc^2$ and $5 or $6", "$E = mc^2$ and $5 or $6"),
+    ("| a | b |\n|---|:-:|\n| c \\| d | **e** |", "a | b\nc | d | e"),
+    ("+---+---+\n| a | b |\n| c | d |\n+===+===+\n| e | f |\n+---+---+", "a c | b d\ne | f"),
+    ("> quoted\n> text\n\n- a\n- b\n  continued\n\n3. x\n4. y", "quoted\ntext\n\na\nb\ncontinued\n\n3. x\n4. y"),
+    ("Inline^[a quick note] here, H~2~O and 2^10^.", "Inline [Note: a quick note] here, H2O and 210."),
+    ("Hard  \nbreak\\\nend", "Hard\nbreak\nend"),
+    ("<details>\n<summary>More</summary>\n\nHidden *md*\n</details>", "More\n\nHidden md"),
+    ("[![badge](b.svg)](http://ci) <https://x.org/a_b>", "badge https://x.org/a_b"),
+    ("```\n**kept** [as](written)\n```", "**kept** [as](written)"),
+]
+
+
+@pytest.mark.parametrize("source, text", MARKDOWN_RENDERED)
+def test_markdown_rendered_text(source, text):
+    assert [u.text for u in extract("n.md", source.encode()).units] == [text]
+
+
+def test_markdown_footnotes_at_reference_or_where_defined():
+    source = "# A\n\nClaim.[^1] More.[^1]\n\n[^1]: Source *here*.\n\n    Second para.\n\n[^x]: Orphan.\n\n# B\n\nEnd."
+    ex = extract("n.md", source.encode())
+    assert [(u.location["section"], u.text) for u in ex.units] == [
+        (["A"], "Claim. [Note: Source here. Second para.] More.\n\n[Note: Orphan.]"),
+        (["B"], "End."),
+    ]
+
+
+def test_markdown_pandoc_title_block_opens_the_first_passage():
+    ex = extract("n.md", b"% My Title\n% Ann; Bob\n% 2024\n\n# One {#one}\n\nBody")
+    assert [(u.location["section"], u.text) for u in ex.units] == [([], "My Title\nAnn, Bob\n2024"), (["One"], "Body")]
+    assert ex.meta["title"] == "My Title"
+
+
+# HTML whitespace follows block and inline semantics: (body, text of the one passage).
+HTML_RENDERED = [
+    ("<p>un<b>fair</b> and <i>just</i></p>", "unfair and just"),
+    ("<p>a<br>b</p>", "a\nb"),
+    ("<p>one</p><p>two</p>", "one\n\ntwo"),
+    ("<div>x</div><div>y</div>", "x\ny"),
+    ("<div>ascended<span class=\"lnum\">90</span></div>", "ascended 90"),
+    ("<p>x<script>bad()</script>y <span hidden>no</span>z</p>", "xy z"),
+    ("<p>a&nbsp;b <code>x  y</code></p>", "a\xa0b x y"),
+    ("<pre>a\n    b</pre>", "a\n    b"),
+    ("<p>a<![CDATA[ <b>c</b> ]]>d</p>", "a <b>c</b> d"),
+    ("<![if !IE]><p>x</p><![endif]>", "x"),
+    ("<p>a <![ b</p>", "a <![ b"),
+    ("<ol start=\"3\"><li>a<li>b<ul><li>c</ul></ol>", "3. a\n4. b\nc"),
+    ("<table><tr><th rowspan=2>2025<td>Jan<tr><td>Feb</table>", "2025 | Jan\n2025 | Feb"),
+    ("<p>Area <math alttext=\"\\pi r^2\"><mi>π</mi><msup><mi>r</mi><mn>2</mn></msup></math>.</p>", "Area \\pi r^2."),
+    ("<p><math><semantics><mi>x</mi><annotation encoding=\"application/x-tex\">x^2</annotation></semantics></math></p>", "x^2"),
+    (
+        "<p>Text<a href=\"#fn1\" class=\"footnote-ref\" role=\"doc-noteref\"><sup>1</sup></a>.</p>"
+        "<section class=\"footnotes\"><ol><li id=\"fn1\"><p>The note.<a href=\"#fnref1\" role=\"doc-backlink\">↩︎</a></p></ol></section>",
+        "Text [Note: The note.].",
+    ),
+]
+
+
+@pytest.mark.parametrize("body, text", HTML_RENDERED)
+def test_html_rendered_text(body, text):
+    assert [u.text for u in extract("p.html", body.encode()).units] == [text]
+
+
+def test_html_title_block_header_opens_the_first_passage():
+    page = ('<header id="title-block-header"><h1 class="title">Zellen</h1><p class="author">Ada</p>'
+            '<p class="date">2024</p></header><p>Body</p>')
+    ex = extract("p.html", page.encode())
+    assert [(u.location["section"], u.text) for u in ex.units] == [(["Zellen"], "Ada\n\n2024\n\nBody")]
+
+
+@pytest.mark.parametrize("module", ["markdown", "md_blocks", "md_inline", "sections", "htmlfile", "htmlnotes", "htmltree", "epub"])
+def test_docstring_examples(module):
+    assert doctest.testmod(import_module(f"quire.extract.{module}")).failed == 0

@@ -1,10 +1,13 @@
 """EPUB: chapters in spine order, each read with the HTML extractor.
 
-Chapter titles come from the table of contents (EPUB 3 nav or EPUB 2 NCX),
-else the chapter's first heading, else its <title>.
+A passage's chapter is the nearest heading above it, so a single XHTML file
+holding a whole book (as many Gutenberg EPUBs are) is still cut at its parts.
+A file that the table of contents (EPUB 3 nav or EPUB 2 NCX) names once keeps
+that name as the first crumb; text before any heading is located by it, else
+by the file's <title>.
 
 container.xml -> content.opf -> spine [ch1.xhtml, ch2.xhtml] -> units located
-``{"chapter": "Chapter One"}`` with prefix ``[Chapter: Chapter One > Some Section]``.
+``{"chapter": "Some Section"}`` with prefix ``[Chapter: Chapter One > Some Section]``.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import posixpath
 from urllib.parse import unquote
 
 from quire.extract.base import ExtractError, Limits, SafeZip, attr, breadcrumb, join_path, local
-from quire.extract.htmlfile import decode_html, html_units
+from quire.extract.htmlfile import decode_html, tree_units
+from quire.extract.htmlnotes import Book
+from quire.extract.htmltree import Element, parse_html
 from quire.model import Extraction, Unit
 
 _HTML_TYPES = {"application/xhtml+xml", "text/html"}
@@ -31,28 +36,31 @@ def _xml_or_none(z: SafeZip, path: str | None):
         return None
 
 
-def _toc_titles(z: SafeZip, nav_href: str | None, ncx_href: str | None) -> dict[str, str]:
-    """{chapter path: title} from the nav document or the NCX, first entry per file wins."""
-    titles: dict[str, str] = {}
+def _toc_titles(z: SafeZip, nav_href: str | None, ncx_href: str | None) -> dict[str, list[str]]:
+    """{chapter path: [titles of the entries pointing into it]} from the nav document or the NCX."""
+    entries: list[tuple[str, str]] = []
     if nav_href:
         root = _xml_or_none(z, nav_href)
         for nav in root.iter() if root is not None else ():
             if local(nav.tag) == "nav" and (attr(nav, "type") or "toc") == "toc":
                 for a in nav.iter():
                     if local(a.tag) == "a" and a.get("href"):
-                        path = _href(nav_href, a.get("href"))
-                        titles.setdefault(path, " ".join("".join(a.itertext()).split()))
+                        entries.append((_href(nav_href, a.get("href")), " ".join("".join(a.itertext()).split())))
                 break
-    if not titles and ncx_href:
+    if not entries and ncx_href:
         root = _xml_or_none(z, ncx_href)
         for point in root.iter() if root is not None else ():
             if local(point.tag) != "navPoint":
                 continue
             label = next((" ".join("".join(el.itertext()).split()) for el in point if local(el.tag) == "navLabel"), "")
             src = next((el.get("src") for el in point if local(el.tag) == "content"), None)
-            if src and label:
-                titles.setdefault(_href(ncx_href, src), label)
-    return {k: v for k, v in titles.items() if v}
+            if src:
+                entries.append((_href(ncx_href, src), label))
+    titles: dict[str, list[str]] = {}
+    for path, title in entries:
+        if title:
+            titles.setdefault(path, []).append(title)
+    return titles
 
 
 def extract_epub(data: bytes, name: str, limits: Limits = Limits()) -> Extraction:
@@ -77,26 +85,31 @@ def extract_epub(data: bytes, name: str, limits: Limits = Limits()) -> Extractio
     titles = _toc_titles(z, nav_href, ncx_href)
     book_title = next((" ".join(el.text.split()) for el in opf.iter() if local(el.tag) == "title" and el.text), "")
 
-    units: list[Unit] = []
-    chapters = 0
+    pages: dict[str, Element] = {}
     for itemref in spine if spine is not None else ():
         href, media = manifest.get(itemref.get("idref"), ("", ""))
-        if media not in _HTML_TYPES or href == nav_href:
-            continue
-        html = z.read(href)
-        if html is None:
-            continue
-        sections, page_title = html_units(decode_html(html, posixpath.basename(href)))
+        if media in _HTML_TYPES and href != nav_href and href not in pages and (html := z.read(href)) is not None:
+            pages[href] = parse_html(decode_html(html, posixpath.basename(href)))
+    book = Book(pages)  # notes may sit in another file of the book (endnotes.xhtml)
+
+    units: list[Unit] = []
+    chapters = 0
+    for href, root in pages.items():
+        sections, page_title = tree_units(root, href, book)
         if not sections:
             continue
         chapters += 1
-        first_heading = next((u.location["section"][0] for u in sections if u.location["section"]), "")
-        title = titles.get(href) or first_heading or page_title or posixpath.basename(href)
+        # A file that is one chapter keeps its table-of-contents title as the first
+        # crumb; in a file holding several (one XHTML for a whole book) only the
+        # headings can tell where each passage is.
+        toc = titles.get(href, [])
+        root = toc[0] if len(toc) == 1 else ""
+        fallback = root or (toc[0] if toc else "") or page_title or posixpath.basename(href)
         for u in sections:
             path = list(u.location["section"])
-            if path and path[0] == title:
-                path = path[1:]  # the chapter's own heading is already the first crumb
-            units.append(Unit(text=u.text, location={"chapter": title}, prefix=breadcrumb("Chapter", [title, *path])))
+            crumbs = [root, *path] if root and root not in path else path or [fallback]
+            # The chapter is the nearest heading above the passage.
+            units.append(Unit(text=u.text, location={"chapter": crumbs[-1]}, prefix=breadcrumb("Chapter", crumbs)))
     meta = {"chapters": chapters}
     if book_title:
         meta["title"] = book_title
