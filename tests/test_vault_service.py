@@ -12,7 +12,7 @@ import pytest
 
 from quire import vault
 from quire.app import Quire
-from quire.library import INDEX_KEY, LibraryError
+from quire.library import LibraryError
 from quire.progress.clock import to_ms
 from quire.services import Context
 from quire.services import progress as ps
