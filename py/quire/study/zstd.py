@@ -314,20 +314,26 @@ class _Frame:
         self.sequences(_Backward(block[pos:]), n, literals)
 
     def sequences(self, r: _Backward, n: int, literals: bytes) -> None:
-        ll_sym, ll_bits, ll_base, ll_log = self.tables["ll"]
-        of_sym, of_bits, of_base, of_log = self.tables["of"]
-        ml_sym, ml_bits, ml_base, ml_log = self.tables["ml"]
+        ll_sym, ll_bits, ll_next, ll_log = self.tables["ll"]
+        of_sym, of_bits, of_next, of_log = self.tables["of"]
+        ml_sym, ml_bits, ml_next, ml_log = self.tables["ml"]
         ll_state, of_state, ml_state = r.read(ll_log), r.read(of_log), r.read(ml_log)
-        out, rep, lit, read = self.out, self.rep, 0, r.read
+        out, rep, lit, read, limit = self.out, self.rep, 0, r.read, self.limit
         for i in range(n):
             of_code, ll_code, ml_code = of_sym[of_state], ll_sym[ll_state], ml_sym[ml_state]
             if of_code > 31 or ll_code > 35 or ml_code > 52:
                 raise ZstdError("a sequence is damaged")
-            offset = (1 << of_code) + read(of_code)
-            base, extra = ML_CODES[ml_code]
-            match = base + read(extra)
-            base, extra = LL_CODES[ll_code]
-            length = base + read(extra)
+            ml_base, ml_extra = ML_CODES[ml_code]
+            ll_base, ll_extra = LL_CODES[ll_code]
+            if of_code + ml_extra + ll_extra <= 56:  # one read for all three (offset bits come first)
+                v = read(of_code + ml_extra + ll_extra)
+                offset = (1 << of_code) + (v >> (ml_extra + ll_extra))
+                match = ml_base + ((v >> ll_extra) & ((1 << ml_extra) - 1))
+                length = ll_base + (v & ((1 << ll_extra) - 1))
+            else:
+                offset = (1 << of_code) + read(of_code)
+                match = ml_base + read(ml_extra)
+                length = ll_base + read(ll_extra)
             if offset > 3:
                 offset -= 3
                 rep[:] = [offset, rep[0], rep[1]]
@@ -341,11 +347,14 @@ class _Frame:
                 else:
                     offset = rep[index]
                     rep[:] = [offset] + [rep[j] for j in range(3) if j != index]
-            if i < n - 1:
-                ll_state = ll_base[ll_state] + read(ll_bits[ll_state])
-                ml_state = ml_base[ml_state] + read(ml_bits[ml_state])
-                of_state = of_base[of_state] + read(of_bits[of_state])
-            self.grow(length + match)
+            if i < n - 1:  # next states, read in one go: literals length, match length, offset
+                a, b, c = ll_bits[ll_state], ml_bits[ml_state], of_bits[of_state]
+                v = read(a + b + c)
+                ll_state = ll_next[ll_state] + (v >> (b + c))
+                ml_state = ml_next[ml_state] + ((v >> c) & ((1 << b) - 1))
+                of_state = of_next[of_state] + (v & ((1 << c) - 1))
+            if len(out) + length + match > limit:
+                self.grow(length + match)  # raises, with the message
             out += literals[lit:lit + length]
             lit += length
             if lit > len(literals) or offset <= 0 or offset > len(out):
