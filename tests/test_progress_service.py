@@ -1,6 +1,5 @@
-"""The progress service on CPython: inferred sessions, badges as data, privacy rows,
-the vault round trip, refused vault files and a full disk, through the same handlers
-the page calls."""
+"""The progress service on CPython: inferred sessions, badges as data, privacy rows and
+a full disk, through the same handlers the page calls (the vault: test_vault_service.py)."""
 
 import asyncio
 import json
