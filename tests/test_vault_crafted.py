@@ -211,3 +211,16 @@ def test_replace_is_one_commit():
         return commits, [s["name"] for s in q.sources()]
     commits, names = run(go())
     assert len(commits) == 1 and commits[0][1] > 0 and names == ["rocks.md"]
+
+
+def test_running_out_of_memory_is_a_reason_not_an_empty_error(monkeypatch):
+    def exhausted(data):
+        raise MemoryError()
+    monkeypatch.setattr(vault, "unpack", exhausted)
+
+    async def go():
+        q = await mine(own_server=False)
+        with pytest.raises(vault.VaultError, match="too large to import .* Nothing was imported"):
+            await importing(q, crafted({}), "replace")
+        return [s["name"] for s in q.sources()]
+    assert run(go()) == ["notes.md"]

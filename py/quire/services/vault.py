@@ -130,7 +130,11 @@ async def _export(engine, ctx, page_settings=None):
 
 async def _import(engine, ctx, mode="merge", data_b64=None, page=None):
     data = ctx.payload if ctx.payload is not None else base64.b64decode(data_b64 or "")
-    return await import_vault(engine, data, mode, page)
+    try:
+        return await import_vault(engine, data, mode, page)
+    except MemoryError:  # its own message is empty; the store was not touched (one commit, at the end)
+        raise vault.VaultError("this vault is too large to import in this browser tab's memory. Nothing was "
+                               "imported; close other tabs, or import a vault with fewer originals.") from None
 
 
 METHODS = {
