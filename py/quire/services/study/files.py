@@ -69,6 +69,8 @@ async def _import(engine, ctx, filename, title=None):
             deck = read_deck(data)
         except AnkiError as exc:
             raise StudyError(f"{filename} could not be read as an Anki deck: {exc}.") from None
+        except MemoryError:
+            raise StudyError(f"{filename} is too large to read in this browser tab's memory.") from None
         except Exception as exc:  # a bug or an odd file: still say which file and what it is not
             raise StudyError(f"{filename} could not be read as an Anki deck ({type(exc).__name__}: {exc}).") from None
         cards, deck_name = deck.cards, deck.name
