@@ -56,7 +56,7 @@ LIMITS = Limits(
     max_zip_entries=500_000,              # 1 vector per passage: 5,000 sources x 100 passages, twice over
     max_unzipped_bytes=2 * 1024 * MB,     # declared sizes, and bytes really inflated (a member may lie)
 )
-MAX_RATIO = 200       # inflated/compressed bytes of one member; real library data stays far below
+MAX_RATIO = 200       # inflated/compressed bytes of one member; text, PDFs and vectors deflate a few to a few tens of times
 RATIO_FLOOR = 4 * MB  # small members may compress better (an empty index, a run of zero bytes)
 MAX_META_BYTES = 128 * MB  # vault.json: checksums of 500,000 members
 
