@@ -1,18 +1,13 @@
-"""The progress service on CPython: inferred sessions, badges as data, privacy rows,
-the vault round trip, refused vault files and a full disk, through the same handlers
-the page calls."""
+"""The progress service on CPython: inferred sessions, badges as data, privacy rows and
+a full disk, through the same handlers the page calls (the vault: test_vault_service.py)."""
 
 import asyncio
-import base64
-import io
 import json
 import sys
 import types
-import zipfile
 
 import pytest
 
-from quire import vault
 from quire.app import Quire
 from quire.library import LibraryError
 from quire.progress import badges
@@ -204,115 +199,6 @@ def test_privacy_lists_every_kind_of_data_with_sizes():
     assert [s["name"] for s in p["largest_sources"]][0] == "cells.md"
 
 
-# ----------------------------------------------------------------------- vault
-def observe(q):
-    async def go():
-        hits = await q.search("lava cools")
-        board = await call(q, "progress", 0, NOW)
-        return {"hits": [(h["chunk_id"], round(h["fused"], 6) if "fused" in h else h["rank"]) for h in hits],
-                "cards": board["cards"], "heatmap": board["heatmap"], "badges": board["badges"]["earned"],
-                "sources": sorted(s["name"] for s in q.sources())}
-    return go()
-
-
-def test_export_erase_import_gives_everything_back():
-    async def go():
-        q = await library()
-        await study_for_a_while(q)
-        await q.llm.save({"chat_model": "llama3.2:3b"})
-        exported = await call(q, "exportVault", {"quire.maxFileMB": "300"})
-        before, stored = await observe(q), await snapshot(q.store)
-        await q.erase_all()
-        assert await observe(q) != before
-        result = await call(q, "importVault", "replace", payload=base64.b64decode(exported["base64"]))
-        return exported, before, stored, result, await observe(q), await snapshot(q.store), q
-    exported, before, stored, result, after, restored, q = run(go())
-    assert exported["bytes"] > 0 and exported["name"].endswith(".quire")
-    assert after == before and restored == stored
-    assert result["page_settings"] == {"quire.maxFileMB": "300"} and result["read_version"] == vault.VERSION
-    assert q.llm.settings["chat_model"] == "llama3.2:3b"
-    assert any(k.startswith("ev:") and v["kind"] == "vault_export" for k, v in restored["progress"].items())
-
-
-def test_merge_adds_the_other_library_and_keeps_local_settings():
-    async def go():
-        other = await library({"rocks.md": DOCS["rocks.md"]})
-        await other.llm.save({"chat_model": "from-the-other-machine"})
-        data = base64.b64decode((await call(other, "exportVault"))["base64"])
-        q = await library({"cells.md": DOCS["cells.md"]})
-        await q.llm.save({"chat_model": "mine"})
-        await call(q, "importVault", "merge", payload=data)
-        return q, await q.search("basalt lava"), await q.search("mitochondria")
-    q, rocks, cells = run(go())
-    assert sorted(s["name"] for s in q.sources()) == ["cells.md", "rocks.md"]
-    assert rocks[0]["source"] == "rocks.md" and cells[0]["source"] == "cells.md"
-    assert q.llm.settings["chat_model"] == "mine"
-
-
-def test_an_older_format_still_loads():
-    meta_v1 = {"format": "quire-vault", "version": 1, "created": "2024-11-01T08:00:00Z", "app_version": "0.0.9"}
-    members = {"data/progress.json": json.dumps([{"key": "ev:1", "value": {"t": 1, "kind": "chat", "scoped": False,
-                                                                         "sources": []}}]).encode(),
-               "data/settings.json": json.dumps([{"key": "theme", "value": "dark"}]).encode()}
-    meta_v1["checksums"] = {n: vault.sha256(b) for n, b in members.items()}
-    data = zipped({"vault.json": json.dumps(meta_v1).encode(), **members})
-
-    async def go():
-        q = await Quire.open(MemoryStore())
-        r = await call(q, "importVault", "merge", payload=data)
-        return r, await call(q, "progress", 0, NOW)
-    r, board = run(go())
-    assert r["read_version"] == 1 and board["events"] == 1
-
-
-def zipped(members):
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return out.getvalue()
-
-
-def unzipped(data):
-    with zipfile.ZipFile(io.BytesIO(data)) as zf:
-        return {n: zf.read(n) for n in zf.namelist()}
-
-
-def future(data):
-    m = unzipped(data)
-    meta = json.loads(m["vault.json"])
-    meta["version"] = vault.VERSION + 1
-    meta["checksum"] = vault._meta_checksum(meta)
-    return zipped({**m, "vault.json": vault.canonical(meta)})
-
-
-def wrong_checksum(data):
-    m = unzipped(data)
-    name = next(n for n in m if n.startswith("buckets/sources"))
-    return zipped({**m, name: m[name].replace(b"cells.md", b"cellz.md")})
-
-
-@pytest.mark.parametrize("damage, message", [
-    (lambda d: d[: len(d) // 2], "damaged or incomplete"),
-    (lambda d: d[:-30], "damaged or incomplete"),
-    (wrong_checksum, "checksum mismatch"),
-    (future, "newer Quire"),
-    (lambda d: b"", "damaged or incomplete"),
-])
-@pytest.mark.parametrize("mode", ["merge", "replace"])
-def test_bad_vault_files_are_refused_and_change_nothing(damage, message, mode):
-    async def go():
-        source = await library()
-        data = base64.b64decode((await call(source, "exportVault"))["base64"])
-        q = await library({"notes.md": b"# Notes\nPhotosynthesis happens in chloroplasts."})
-        before = await snapshot(q.store)
-        with pytest.raises(vault.VaultError, match=message):
-            await call(q, "importVault", mode, payload=damage(data))
-        return before, await snapshot(q.store), await q.search("chloroplasts")
-    before, after, hits = run(go())
-    assert after == before and hits[0]["source"] == "notes.md"
-
-
 # ------------------------------------------------------------------ full disk
 def test_storage_full_during_train_damages_nothing():
     async def go():
@@ -333,20 +219,6 @@ def test_storage_full_during_train_damages_nothing():
         assert (await call(q, "progress", 0))["today"]["questions"] == 1
         return await q.train()
     assert run(later())["added"] == 1  # once there is space, the same Train works
-
-
-def test_storage_full_during_import_damages_nothing():
-    async def go():
-        data = base64.b64decode((await call(await library(), "exportVault"))["base64"])
-        q = await library({"notes.md": b"# Notes\nPhotosynthesis happens in chloroplasts."})
-        before = await snapshot(q.store)
-        q.store.fail_next_commit = StoreFullError("QuotaExceededError")
-        with pytest.raises(LibraryError) as err:
-            await call(q, "importVault", "replace", payload=data)
-        return q, before, str(err.value), await snapshot(q.store), await q.search("chloroplasts")
-    q, before, message, after, hits = run(go())
-    assert "storage is full" in message and "Nothing was changed" in message and "notes.md" in message
-    assert after == before and hits[0]["source"] == "notes.md"
 
 
 def test_real_study_service_actions_reach_the_dashboard():

@@ -148,7 +148,7 @@ def flip_last_byte_of_content(data):
 
 BAD = [
     ("not bytes", lambda: "a string", "a vault is bytes, not str"),
-    ("empty", lambda: b"", "not a Quire vault, or the file is damaged"),
+    ("empty", lambda: b"", "damaged or incomplete"),
     ("garbage", lambda: b"PK\x03\x04 nope", "damaged or incomplete"),
     ("truncated half", lambda: good()[: len(good()) // 2], "damaged or incomplete"),
     ("truncated tail", lambda: good()[:-10], "damaged or incomplete"),

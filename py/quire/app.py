@@ -136,7 +136,7 @@ class Quire:
         return await self.store.usage()
 
     # -- every other engine method, by its window.quire name ------------------
-    SERVICES = ("library", "llm", "embeddings", "chat", "study", "progress")
+    SERVICES = ("library", "llm", "embeddings", "chat", "study", "progress", "vault")
 
     async def call(self, method: str, *args, emit: Emit | None = None, cancelled=None, payload: bytes | None = None):
         """Run an engine method by the name the page uses, with the same arguments.

@@ -25,7 +25,7 @@ STORE_VERSION = 2  # bump when BUCKETS changes: the browser then creates the new
 # quire.services.<name> modules.  The first group is on the boot path (the library and search
 # must answer as soon as the engine is up); the rest load right after, off the critical path.
 SERVICES = ["library", "llm", "embeddings"]
-LATER_SERVICES = ["chat", "study", "progress"]
+LATER_SERVICES = ["chat", "study", "progress", "vault"]
 
 _engine: Quire | None = None
 _cancelled: set[int] = set()

@@ -13,7 +13,10 @@ content gives the same bytes:
 
 Reading checks everything (zip integrity, format, version, each checksum,
 counts) before returning anything, and an import plan is only made from a
-vault that passed, so a bad file changes nothing.  Older versions are migrated
+vault that passed, so a bad file changes nothing.  A vault is a stranger's file
+as much as any document: members are inflated through ``SafeZip`` with the
+vault's own ``LIMITS`` (below), and every JSON member's size and nesting depth
+are checked before it is parsed (``quire.jsonlimits``).  Older versions are migrated
 step by step (``MIGRATIONS``); a newer version is refused.
 
 >>> data = pack({"settings": {"theme": "dark"}}, {"originals/a.txt": b"hi"}, created="2025-01-01T00:00:00Z")
@@ -32,10 +35,12 @@ import io
 import json
 import re
 import zipfile
-import zlib
 from urllib.parse import quote, unquote
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
+
+from quire import jsonlimits
+from quire.extract.base import MB, ExtractError, Limits, SafeZip
 
 FORMAT = "quire-vault"
 VERSION = 2  # what this app writes; it reads 1..VERSION
@@ -43,6 +48,17 @@ MODES = ("merge", "replace")
 META = "vault.json"
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest zip timestamp: members carry no real time
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+# A vault legitimately holds the whole library (originals, one vector per passage), so its
+# limits are wider than a document's but still finite; the whole file is held in the tab's
+# memory, and a wasm32 tab has 4 GB at most.
+LIMITS = Limits(
+    max_zip_entries=500_000,              # 1 vector per passage: 5,000 sources x 100 passages, twice over
+    max_unzipped_bytes=2 * 1024 * MB,     # declared sizes, and bytes really inflated (a member may lie)
+)
+MAX_RATIO = 200       # inflated/compressed bytes of one member; text, PDFs and vectors deflate a few to a few tens of times
+RATIO_FLOOR = 4 * MB  # small members may compress better (an empty index, a run of zero bytes)
+MAX_META_BYTES = 128 * MB  # vault.json: checksums of 500,000 members
 
 
 class VaultError(ValueError):
@@ -148,27 +164,35 @@ def _counts(buckets: Mapping, blobs: Mapping) -> dict:
 # --- reading ---------------------------------------------------------------------
 
 def _members(data) -> dict[str, bytes]:
+    """Every member's bytes, read within ``LIMITS``; a refusal says which limit and why."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise VaultError(f"a vault is bytes, not {type(data).__name__}")
     try:
-        with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
-            names = zf.namelist()
-            if len(set(names)) != len(names):
-                raise VaultError("this vault file lists a member twice; it may have been tampered with")
-            return {name: zf.read(name) for name in names}
-    except VaultError:
-        raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError) as exc:
-        raise VaultError(f"this is not a Quire vault, or the file is damaged or incomplete ({exc})") from None
+        z = SafeZip(bytes(data), "vault", LIMITS)
+        infos = z.zf.infolist()
+        names = [i.filename for i in infos]
+        if len(set(names)) != len(names) or len(z.names) != len(names):
+            raise VaultError("this vault file lists a member twice; it may have been tampered with")
+        for info in infos:
+            ratio = info.file_size / max(info.compress_size, 1)
+            if info.file_size > RATIO_FLOOR and ratio > MAX_RATIO:
+                raise VaultError(f"{info.filename} in this vault would inflate {ratio:.0f} times "
+                                 f"({info.file_size // MB} MB from {info.compress_size:,} bytes; at most "
+                                 f"{MAX_RATIO} times is allowed); it looks like a zip bomb. Nothing was imported.")
+        return {name: z.read(name) for name in names}
+    except ExtractError as exc:
+        raise VaultError(f"{exc}. Nothing was imported.") from None
+    except MemoryError:
+        raise VaultError("this vault is too large to unpack in this browser tab's memory. Nothing was imported.") from None
 
 
 def _read_meta(members: dict[str, bytes]) -> dict:
     if META not in members:
         raise VaultError(f"this zip has no {META}; it is not a Quire vault")
     try:
-        meta = json.loads(members[META])
-    except ValueError as exc:
-        raise VaultError(f"{META} is not valid JSON; the vault is damaged ({exc})") from None
+        meta = jsonlimits.loads(members[META], META, max_bytes=MAX_META_BYTES)
+    except jsonlimits.JSONLimitError as exc:
+        raise VaultError(f"{exc}; the vault is damaged. Nothing was imported.") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         got = meta.get("format") if isinstance(meta, dict) else None
         raise VaultError(f"this file's format is {got!r}, not {FORMAT!r}; it is not a Quire vault")
@@ -199,9 +223,9 @@ def _verify(members: dict[str, bytes], meta: dict) -> None:
 
 def _json_member(members: dict[str, bytes], name: str) -> Any:
     try:
-        return json.loads(members[name])
-    except ValueError as exc:
-        raise VaultError(f"{name} is not valid JSON ({exc})") from None
+        return jsonlimits.loads(members[name], name)
+    except jsonlimits.JSONLimitError as exc:
+        raise VaultError(f"{exc}. Nothing was imported.") from None
 
 
 def _blobs(members: dict[str, bytes]) -> dict[str, bytes]:

@@ -168,18 +168,31 @@
     });
   };
 
-  /** importVault(blob, {mode: 'merge'|'replace'}) -> {mode, summary, counts, sources, read_version}.
-   * The whole file is checked first; a damaged, incomplete or newer file is refused and nothing changes. */
+  /* Page settings a vault may set.  A vault is data, never configuration: the model server
+   * (quire.llm.url, which csp.js opens connect-src to) and the web-address switch
+   * (quire.allowUrlFetch, which opens it to every host) are never taken from one, whatever
+   * the engine answers; anything not listed here is ignored too. */
+  var VAULT_PAGE_KEYS = {
+    'quire.maxFileMB': function (v) { return /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 2000; }
+  };
+
+  /** importVault(blob, {mode: 'merge'|'replace'}) -> {mode, summary, counts, sources, read_version, ignored}.
+   * The whole file is checked first; a damaged, incomplete, crafted or newer file is refused and nothing
+   * changes.  `ignored` lists settings the vault named but that were not applied (model server, web
+   * addresses), each as a sentence naming the host. */
   q.importVault = function (blob, opts) {
     var mode = (opts && opts.mode) || 'merge';
     if (!blob || typeof blob.arrayBuffer !== 'function') return Promise.reject(new Error('importVault() takes a File or Blob'));
     return blob.arrayBuffer().then(function (buf) {
-      return q._call('importVault', [mode], { payload: new Uint8Array(buf) });
+      return q._call('importVault', [mode, null, pageSettings()], { payload: new Uint8Array(buf) });
     }).then(function (r) {
-      Object.keys(r.page_settings || {}).forEach(function (k) {
-        if (k.indexOf('quire.') === 0 && (mode === 'replace' || localStorage.getItem(k) == null)) localStorage.setItem(k, r.page_settings[k]);
+      var page = r.page_settings || {};
+      Object.keys(page).forEach(function (k) {
+        var ok = Object.prototype.hasOwnProperty.call(VAULT_PAGE_KEYS, k) && VAULT_PAGE_KEYS[k](String(page[k]));
+        if (ok && (mode === 'replace' || localStorage.getItem(k) == null)) localStorage.setItem(k, String(page[k]));
       });
       delete r.page_settings;
+      r.ignored = r.ignored || [];
       fire('quire:library-changed');
       fire('quire:vault-imported', r);
       if (q.refreshStorage) q.refreshStorage();

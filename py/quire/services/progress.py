@@ -1,4 +1,4 @@
-"""Progress, achievements, the privacy inventory and the vault, as engine methods.
+"""Progress, achievements and the privacy inventory, as engine methods (the vault: ``services.vault``).
 
 Nobody starts a session: chat messages, quiz answers, card reviews and lesson
 opens arrive as events (through ``record`` or the other services'
@@ -9,10 +9,6 @@ stored as ``badge:<code>`` and returned so the page can show a small toast.
 
 Recording never breaks what it records: every failure (bad event, full disk)
 is logged and answered with ``{"recorded": False, "error": ...}``.
-
-The vault import validates the whole file first (``quire.vault``), builds
-every write in memory and applies it with ONE ``store.commit``: a corrupt file
-or a full disk leaves the stores exactly as they were.
 
 >>> import asyncio
 >>> from quire.app import Quire
@@ -30,7 +26,6 @@ or a full disk leaves the stores exactly as they were.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import logging
 import secrets
@@ -38,19 +33,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from quire import privacy, vault
-from quire.library import INDEX_KEY, Library, LibraryError
+from quire import privacy
 from quire.progress import badges as badge_defs
 from quire.progress import dashboard, sessions
 from quire.progress.events import check_event
-from quire.retrieval.index import HybridIndex
-from quire.store import BUCKETS, StoreFullError
+from quire.store import StoreFullError
 
 log = logging.getLogger("quire.progress")
 
 BADGES_FILE: Path = badge_defs.DEFINITIONS  # tests point this at a copy with a 26th badge
 EVENT_PREFIX, BADGE_PREFIX, TZ_KEY = "ev:", "badge:", "tz"
-PAGE_SETTINGS = "page.localStorage"  # the page's own settings, carried in the vault but never stored here
 KEEP = ("t", "kind", "scoped", "sources", "correct", "rating", "score", "total", "item")  # event fields kept
 SYNONYMS = {"chat_message": "chat", "message": "chat", "question": "chat", "answer": "quiz_answer",
             "review": "card_review", "lesson": "lesson_open"}
@@ -137,7 +129,7 @@ def normalise(event: dict, t: int, tz_default=None) -> dict:
 
 # ------------------------------------------------------------------- service
 class ProgressService:
-    """Per engine: the event log, badges, privacy rows and the vault."""
+    """Per engine: the event log, badges and privacy rows."""
 
     def __init__(self, engine):
         self.engine = engine
@@ -300,86 +292,6 @@ class ProgressService:
                    "Free space in this browser (other sites' data), ")
                 + "or export a vault first and erase what you do not need, then try again.")
 
-    # -- vault ----------------------------------------------------------
-    async def export_vault(self, page_settings: dict | None = None) -> dict:
-        await self.flush()
-        await self.record({"kind": "vault_export"})
-        snapshot = {b: await self.store.all(b) for b in BUCKETS}
-        if page_settings:
-            snapshot["settings"][PAGE_SETTINGS] = {k: str(v) for k, v in page_settings.items()
-                                                  if str(k).startswith("quire.")}
-        buckets, blobs = vault.from_store(snapshot)
-        data = vault.pack(buckets, blobs)
-        counts = {b: len(v) for b, v in snapshot.items()}
-        return {"base64": base64.b64encode(data).decode("ascii"), "bytes": len(data), "counts": counts,
-                "name": f"quire-vault-{time.strftime('%Y-%m-%d')}.quire"}
-
-    async def import_vault(self, data: bytes, mode: str = "merge") -> dict:
-        if mode not in vault.MODES:
-            raise vault.VaultError(f"unknown import mode {mode!r}; choose one of: {', '.join(vault.MODES)}")
-        buckets, blobs, meta = vault.unpack(data)  # raises VaultError before anything changes
-        incoming = vault.to_store(buckets, blobs)
-        unknown = sorted(set(incoming) - set(BUCKETS))
-        if unknown:
-            raise vault.VaultError(f"this vault holds unknown data ({', '.join(unknown)}); it was not made by "
-                                   "this Quire or was changed. Nothing was imported.")
-        page_settings = (incoming.get("settings") or {}).pop(PAGE_SETTINGS, None)
-        _check_library(incoming)
-        current = {b: await self.store.all(b) for b in BUCKETS}
-        if mode == "merge":
-            # your own settings win over the other machine's; everything else is added
-            incoming["settings"] = {k: v for k, v in incoming.get("settings", {}).items() if k not in current["settings"]}
-            merged_index = _merged_index(current, incoming)
-            if merged_index is not None:
-                incoming.setdefault("index", {})[INDEX_KEY] = merged_index
-        p = vault.plan(incoming, current, mode)
-        try:
-            await self.store.commit(p["puts"], p["deletes"])
-        except StoreFullError:
-            raise LibraryError(await self.full_message("the imported vault", len(data))) from None
-        old = self.engine.library
-        options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
-        self.engine.library = await Library.open(self.store, **options)
-        await self.engine.library.load_chunks()
-        if hasattr(self.engine, "llm"):
-            await self.engine.llm.load()
-        counts = {b: len(v) for b, v in incoming.items()}
-        return {"mode": mode, "summary": p["summary"], "counts": counts, "read_version": meta["read_version"],
-                "created": meta.get("created"), "sources": len(self.engine.library.sources()),
-                "page_settings": page_settings or {}}
-
-
-def _check_library(incoming: dict) -> None:
-    """Refuse a vault whose library parts cannot be loaded, before anything is written."""
-    blob = (incoming.get("index") or {}).get(INDEX_KEY)
-    if blob is not None:
-        try:
-            HybridIndex.from_bytes(blob)
-        except Exception as exc:
-            raise vault.VaultError(f"the search index in this vault cannot be read ({exc}); nothing was imported") from None
-    for sid, s in (incoming.get("sources") or {}).items():
-        if not isinstance(s, dict) or "status" not in s or "name" not in s:
-            raise vault.VaultError(f"source record {sid!r} in this vault is incomplete; nothing was imported")
-
-
-def _merged_index(current: dict, incoming: dict) -> bytes | None:
-    """The index for a merge: ours plus the vault's trained sources we lack (None if one side has none)."""
-    ours = current.get("index", {}).get(INDEX_KEY)
-    theirs = incoming.get("index", {}).get(INDEX_KEY)
-    if ours is None or theirs is None:
-        return None
-    index = HybridIndex.from_bytes(ours)
-    added = False
-    for sid, s in sorted(incoming.get("sources", {}).items()):
-        if s.get("status") != "trained" or sid in current.get("sources", {}):
-            continue
-        chunks = incoming.get("chunks", {}).get(sid) or []
-        index.remove_source(sid)
-        index.add_chunks(sid, [c["id"] for c in chunks], [c["text"] for c in chunks],
-                         category=s.get("category"), language=s.get("language"))
-        added = True
-    return index.to_bytes() if added else None
-
 
 # ------------------------------------------------------------ engine wiring
 _LATEST: ProgressService | None = None
@@ -444,20 +356,9 @@ async def _privacy(engine, ctx):
     return await service(engine).privacy()
 
 
-async def _export(engine, ctx, page_settings=None):
-    return await service(engine).export_vault(page_settings)
-
-
-async def _import(engine, ctx, mode="merge", data_b64=None):
-    data = ctx.payload if ctx.payload is not None else base64.b64decode(data_b64 or "")
-    return await service(engine).import_vault(data, mode)
-
-
 METHODS = {
     "progress": _progress,
     "recordProgress": _record,
     "progressNews": _news,
     "privacy": _privacy,
-    "exportVault": _export,
-    "importVault": _import,
 }

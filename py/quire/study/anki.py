@@ -1,4 +1,4 @@
-"""Anki ``.apkg`` files with only zipfile + sqlite3: write a deck, read one back.
+"""Anki ``.apkg`` files with only zipfile + sqlite3: write a deck (reading: ``anki_read``).
 
 An ``.apkg`` is a zip of ``collection.anki2`` (SQLite, schema version 11:
 ``col``, ``notes``, ``cards``, ``revlog``, ``graves``) and a ``media`` JSON map.
@@ -21,6 +21,7 @@ import sqlite3
 import tempfile
 import zipfile
 
+from quire.study.anki_read import Deck, read_apkg, read_deck  # noqa: F401  (one place for both directions)
 from quire.study.validate import CLOZE
 
 EPOCH = 1_735_689_600  # 2025-01-01 UTC: the fixed "created/modified" time, for reproducible files
@@ -154,38 +155,3 @@ def write_apkg(cards: list[dict], deck_name: str = "Quire") -> bytes:
         for name, data in (("collection.anki2", collection), ("media", b"{}")):
             z.writestr(zipfile.ZipInfo(name, date_time=ZIP_TIME), data, compress_type=zipfile.ZIP_DEFLATED)
     return buf.getvalue()
-
-
-def read_apkg(data: bytes) -> list[dict]:
-    """Cards from an ``.apkg`` (ours or Anki's legacy format) as Quire dicts.
-
-    Note types are told apart by ``type`` (1 = cloze); other note types keep
-    their first two fields as front and back.
-    """
-    with zipfile.ZipFile(io.BytesIO(data)) as z:
-        names = z.namelist()
-        if "collection.anki21" in names:
-            inner = "collection.anki21"
-        elif "collection.anki2" in names:
-            inner = "collection.anki2"
-        else:
-            raise ValueError("not an Anki package: no collection.anki2 inside (newer .colpkg/anki21b are not supported)")
-        collection = z.read(inner)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "collection.anki2")
-        with open(path, "wb") as f:
-            f.write(collection)
-        db = sqlite3.connect(path)
-        try:
-            types = {int(mid): m["type"] for mid, m in json.loads(db.execute("SELECT models FROM col").fetchone()[0]).items()}
-            rows = db.execute("SELECT mid, flds FROM notes n ORDER BY (SELECT min(due) FROM cards c WHERE c.nid = n.id), id").fetchall()
-        finally:
-            db.close()
-    out = []
-    for mid, flds in rows:
-        fields = flds.split("\x1f") + ["", ""]
-        if types.get(mid) == 1:
-            out.append({"type": "cloze", "text": fields[0], "extra": fields[1]})
-        else:
-            out.append({"type": "basic", "front": fields[0], "back": fields[1]})
-    return out

@@ -116,6 +116,7 @@
     q.importVault(file, { mode: mode }).then(function (r) {
       message('done', 'Imported (' + r.mode + '): ' + r.summary.puts + ' items written, ' + r.summary.deletes + ' removed, ' +
         r.summary.unchanged + ' already here. The library now has ' + r.sources + ' sources.');
+      (r.ignored || []).forEach(function (text) { vaultMsg.appendChild(h('p', { class: 'fix', role: 'status', testid: 'vault-ignored' }, text)); });
       QuireUI.toast('Vault imported.');
     }, function (err) { message('error', 'Not imported: ' + err.message); })
       .then(function () { importBtn.disabled = false; render(); });

@@ -59,13 +59,21 @@ async def _import(engine, ctx, filename, title=None):
     """A deck from an .apkg (Anki) or .csv/.txt (Quizlet) file in ``ctx.payload``."""
     from quire.study import export  # lazy: sqlite3 loads after the engine starts
 
+    from quire.study.anki_read import AnkiError, read_deck
+
     data = ctx.payload or b""
     lower = filename.lower()
+    deck_name = None
     if lower.endswith((".apkg", ".colpkg")):
         try:
-            cards = export.read_apkg(data)
-        except Exception as exc:  # zipfile/sqlite errors: say what the file is not
-            raise StudyError(f"{filename} could not be read as an Anki deck ({exc}).") from None
+            deck = read_deck(data)
+        except AnkiError as exc:
+            raise StudyError(f"{filename} could not be read as an Anki deck: {exc}.") from None
+        except MemoryError:
+            raise StudyError(f"{filename} is too large to read in this browser tab's memory.") from None
+        except Exception as exc:  # a bug or an odd file: still say which file and what it is not
+            raise StudyError(f"{filename} could not be read as an Anki deck ({type(exc).__name__}: {exc}).") from None
+        cards, deck_name = deck.cards, deck.name
     elif lower.endswith((".csv", ".txt", ".tsv")):
         cards = export.read_quizlet(data.decode("utf-8", errors="replace"))
     else:
@@ -77,7 +85,7 @@ async def _import(engine, ctx, filename, title=None):
         item["id"] = item_id(item)
     items = list({i["id"]: i for i in items}.values())
     record = _new_record("flashcards", {"items": items, "report": {"kept": len(items), "dropped": []}}, scope=None,
-                         label=filename, sources=[], title=title or f"Flashcards: {filename}")
+                         label=filename, sources=[], title=title or deck_name or f"Flashcards: {filename}")
     record["imported"] = True
     await _save(engine, record)
     return await _view(engine, record)

@@ -1,0 +1,143 @@
+"""Export everything as one vault file; import one (merge or replace), as engine methods.
+
+Import is safe with a stranger's file:
+
+1. ``quire.vault.unpack`` reads the whole file within the vault's limits and
+   checks every checksum before anything else happens.
+2. Sources and passages are checked record by record (``quire.vault_library``);
+   the vault's own search index is dropped and rebuilt from its passages.
+3. Settings that decide where data goes are never taken from a vault
+   (``quire.vault_settings``); the result lists what was ignored, host named.
+4. Every write, the rebuilt index included, goes to the store in ONE commit:
+   a damaged file or a full disk leaves the library exactly as it was.
+
+>>> import asyncio
+>>> from quire.app import Quire
+>>> from quire.services import Context
+>>> from quire.store import MemoryStore
+>>> async def demo():
+...     q = await Quire.open(MemoryStore())
+...     await q.stage("a.md", b"# Rocks\\nBasalt forms when lava cools quickly.")
+...     await q.train()
+...     data = base64.b64decode((await METHODS["exportVault"](q, Context()))["base64"])
+...     fresh = await Quire.open(MemoryStore())
+...     r = await METHODS["importVault"](fresh, Context(payload=data), "replace")
+...     return r["sources"], r["ignored"], (await fresh.search("basalt"))[0]["source"]
+>>> asyncio.run(demo())
+(1, [], 'a.md')
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+
+from quire import vault, vault_settings
+from quire.library import INDEX_KEY, Library, LibraryError
+from quire.services.llm import DEFAULTS as LLM_DEFAULTS, SETTINGS_KEY as LLM_KEY
+from quire.store import BUCKETS, StoreFullError
+from quire.vault_library import LibraryDataError, check_library, rebuild_index
+
+PAGE_SETTINGS = vault_settings.PAGE_SETTINGS  # the page's own settings, carried in the vault but never stored here
+OURS_WIN = ("vectors", "ocr")  # caches keyed by content: on merge, a vault never overwrites what we computed
+
+
+def _final(current: dict, p: dict) -> dict:
+    """The stores as they will be after committing plan ``p``."""
+    out = {b: dict(v) for b, v in current.items()}
+    for bucket, key in p["deletes"]:
+        out.setdefault(bucket, {}).pop(key, None)
+    for bucket, key, value in p["puts"]:
+        out.setdefault(bucket, {})[key] = value
+    return out
+
+
+def _progress(engine):
+    from quire.services import progress  # lazy: progress imports study hooks
+
+    return progress.service(engine)
+
+
+async def export_vault(engine, page_settings: dict | None = None) -> dict:
+    progress = _progress(engine)
+    await progress.flush()
+    await progress.record({"kind": "vault_export"})
+    snapshot = {b: await engine.store.all(b) for b in BUCKETS}
+    if page_settings:
+        snapshot["settings"][PAGE_SETTINGS] = {k: str(v) for k, v in page_settings.items() if str(k).startswith("quire.")}
+    buckets, blobs = vault.from_store(snapshot)
+    data = vault.pack(buckets, blobs)
+    return {"base64": base64.b64encode(data).decode("ascii"), "bytes": len(data),
+            "counts": {b: len(v) for b, v in snapshot.items()},
+            "name": f"quire-vault-{time.strftime('%Y-%m-%d')}.quire"}
+
+
+def _incoming(data: bytes) -> tuple[dict, dict]:
+    """The vault's stores and meta, refused (``VaultError``) before anything changes."""
+    buckets, blobs, meta = vault.unpack(data)
+    incoming = vault.to_store(buckets, blobs)
+    unknown = sorted(set(incoming) - set(BUCKETS))
+    if unknown:
+        raise vault.VaultError(f"this vault holds unknown data ({', '.join(unknown)}); it was not made by "
+                               "this Quire or was changed. Nothing was imported.")
+    try:
+        check_library(incoming.get("sources") or {}, incoming.get("chunks") or {})
+    except LibraryDataError as exc:
+        raise vault.VaultError(f"{exc}; nothing was imported.") from None
+    return incoming, meta
+
+
+async def import_vault(engine, data: bytes, mode: str = "merge", page: dict | None = None) -> dict:
+    """Import a vault file; ``page`` is the page's current settings (localStorage), to compare."""
+    if mode not in vault.MODES:
+        raise vault.VaultError(f"unknown import mode {mode!r}; choose one of: {', '.join(vault.MODES)}")
+    incoming, meta = _incoming(data)
+    store = engine.store
+    current = {b: await store.all(b) for b in BUCKETS}
+    theirs_settings = incoming.get("settings") or {}
+    page_kept, page_ignored = vault_settings.page_settings(theirs_settings.get(PAGE_SETTINGS), page)
+    incoming["settings"], ignored = vault_settings.engine_settings(theirs_settings, current["settings"], mode)
+    incoming.pop("index", None)  # never trusted: rebuilt below from the passages
+    if mode == "merge":
+        for bucket in OURS_WIN:
+            incoming[bucket] = {k: v for k, v in (incoming.get(bucket) or {}).items() if k not in current[bucket]}
+    p = vault.plan(incoming, current, mode)
+    final = _final(current, p)
+    model = {**LLM_DEFAULTS, **(final["settings"].get(LLM_KEY) or {})}["embed_model"]
+    index = rebuild_index(final["sources"], final["chunks"], final["vectors"], model).to_bytes()
+    deletes = [d for d in p["deletes"] if d[0] != "index"]
+    deletes += [("index", k) for k in current["index"] if k != INDEX_KEY]
+    puts = [x for x in p["puts"] if x[0] != "index"] + [("index", INDEX_KEY, index)]
+    try:
+        await store.commit(puts, deletes)  # ONE commit: all of it, or nothing
+    except StoreFullError:
+        raise LibraryError(await _progress(engine).full_message("the imported vault", len(data))) from None
+    old = engine.library
+    options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
+    engine.library = await Library.open(store, **options)
+    await engine.library.load_chunks()
+    if hasattr(engine, "llm"):
+        await engine.llm.load()
+    return {"mode": mode, "summary": p["summary"], "counts": {b: len(v) for b, v in incoming.items()},
+            "read_version": meta["read_version"], "created": meta.get("created"),
+            "sources": len(engine.library.sources()), "page_settings": page_kept,
+            "ignored": ignored + [m for m in page_ignored if m.split(";")[0] not in {i.split(";")[0] for i in ignored}]}
+
+
+async def _export(engine, ctx, page_settings=None):
+    return await export_vault(engine, page_settings)
+
+
+async def _import(engine, ctx, mode="merge", data_b64=None, page=None):
+    data = ctx.payload if ctx.payload is not None else base64.b64decode(data_b64 or "")
+    try:
+        return await import_vault(engine, data, mode, page)
+    except MemoryError:  # its own message is empty; the store was not touched (one commit, at the end)
+        raise vault.VaultError("this vault is too large to import in this browser tab's memory. Nothing was "
+                               "imported; close other tabs, or import a vault with fewer originals.") from None
+
+
+METHODS = {
+    "exportVault": _export,
+    "importVault": _import,
+}

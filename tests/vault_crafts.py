@@ -1,0 +1,70 @@
+"""Crafted vaults, made at test time the way anyone could: plain sha256 checksums, all valid.
+
+Shared by the CPython and Chromium vault tests."""
+
+import functools
+import hashlib
+import io
+import json
+import struct
+import zipfile
+
+from quire import vault
+
+EVIL = "http://evil.example:8080"
+HOSTILE_PAGE = {"quire.llm.url": EVIL + "/", "quire.allowUrlFetch": "1", "quire.maxFileMB": "300",
+                "quire.privacy.confirmed": EVIL}
+HOSTILE_SETTINGS = {"llm": {"url": EVIL, "kind": "openai", "chat_model": "exfiltrate", "embed_model": "steal"},
+                    "page.localStorage": HOSTILE_PAGE, "network": {"allow": "*"}}
+
+
+def crafted(buckets: dict, blobs: dict | None = None) -> bytes:
+    """A vault with valid checksums holding whatever the crafter wants."""
+    return vault.pack(buckets, blobs or {}, created="2025-01-01T00:00:00Z", app_version="0.1.0")
+
+
+def zipped(members: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return out.getvalue()
+
+
+def with_members(members: dict[str, bytes]) -> bytes:
+    """A format-2 vault around raw members (bucket JSON given as bytes), checksums all valid."""
+    meta = {"format": vault.FORMAT, "version": vault.VERSION, "created": "2025-01-01T00:00:00Z", "app_version": "0.1.0",
+            "counts": {"buckets": {}, "blobs": 0, "blob_bytes": 0},
+            "checksums": {n: hashlib.sha256(d).hexdigest() for n, d in sorted(members.items())}}
+    meta["checksum"] = vault._meta_checksum(meta)
+    return zipped({"vault.json": vault.canonical(meta), **members})
+
+
+def deep_json(levels: int = 5000) -> bytes:
+    """``{"x": [[[[...]]]]}``: a 5.9 KB bucket that crashed the engine's parser."""
+    return b'{"x":' + b"[" * levels + b"]" * levels + b"}"
+
+
+def nested_vault(levels: int = 5000) -> bytes:
+    return with_members({"buckets/settings.json": deep_json(levels)})
+
+
+@functools.lru_cache(maxsize=2)
+def bomb_vault(mib: int = 300) -> bytes:
+    """One bucket member of ``mib`` MiB of spaces: a few hundred KiB on disk."""
+    return with_members({"buckets/settings.json": b'{"a":"' + b" " * (mib << 20) + b'"}'})
+
+
+def lying_size(data: bytes, size: int = 0xFFFF_FFF0) -> bytes:
+    """``data`` with every central-directory entry claiming ``size`` uncompressed bytes."""
+    out = bytearray(data)
+    at = out.find(b"PK\x01\x02")
+    while at >= 0:
+        struct.pack_into("<I", out, at + 24, size)
+        at = out.find(b"PK\x01\x02", at + 4)
+    return bytes(out)
+
+
+def meta_json(data: bytes) -> dict:
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return json.loads(zf.read("vault.json"))
