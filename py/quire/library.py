@@ -27,10 +27,13 @@ import posixpath
 import time
 from typing import Callable
 
+import logging
+
 from quire.chunking import chunk_units
-from quire.extract import ExtractError, extract, kind_of
+from quire.extract import ExtractCancelled, ExtractError, kind_of, read_steps
 from quire.extract import MAX_BYTES
 from quire import ocr as ocr_pages
+from quire import originals
 from quire.retrieval.index import HybridIndex
 from quire.retrieval.lang import detect_language
 from quire.store import StoreFullError
@@ -38,6 +41,8 @@ from quire.store import StoreFullError
 Progress = Callable[[dict], None]
 INDEX_KEY = "hybrid"
 LANGUAGES = ("en", "de", "other")
+YIELD_EVERY = 0.05  # seconds of reading between chances for the worker to hear a Cancel
+_log = logging.getLogger("quire.library")
 
 
 class LibraryError(Exception):
@@ -153,7 +158,7 @@ class Library:
             return record
         if record["id"] in self._sources:  # identical content, already trained: Train will skip it
             record["id"] = f"{digest[:16]}-again"
-        await self._commit([("sources", record["id"], record), ("originals", record["id"], bytes(data))])
+        await self._commit([("sources", record["id"], record), *originals.puts(record["id"], data)])
         self._sources[record["id"]] = record
         return record
 
@@ -172,11 +177,10 @@ class Library:
         """Keeping originals lets citations show the source later; turning it off frees their
         space now (staged files keep theirs until Train, which needs them)."""
         self.keep_originals = bool(keep)
-        deletes = []
-        if not keep:
-            deletes = [("originals", s["id"]) for s in self._sources.values() if s["status"] != "staged"]
+        dropped = [] if keep else [s for s in self._sources.values() if s["status"] != "staged"]
+        deletes = [d for s in dropped for d in originals.deletes(s["id"], s.get("size"))]
         await self._commit([("settings", "library", self._library_settings())], deletes)
-        return {"keep_originals": self.keep_originals, "removed": len(deletes)}
+        return {"keep_originals": self.keep_originals, "removed": len(dropped)}
 
     def _library_settings(self) -> dict:
         return {"keep_originals": self.keep_originals, "ocr_language": self.ocr_language}
@@ -235,7 +239,7 @@ class Library:
     async def remove(self, source_id: str) -> dict:
         """Remove a source.  A staged one costs nothing; a trained one leaves the index."""
         record = self.source(source_id)
-        deletes = [("sources", source_id), ("originals", source_id), ("chunks", source_id)]
+        deletes = [("sources", source_id), ("chunks", source_id), *originals.deletes(source_id, record.get("size"))]
         puts = []
         if record["status"] == "trained":
             self.index.remove_source(source_id)
@@ -259,7 +263,12 @@ class Library:
 
     async def train(self, progress: Progress | None = None,
                     cancelled: Callable[[], bool] | None = None) -> dict:
-        """Commit every staged source.  Returns counts and per-file outcomes."""
+        """Commit every staged source.  Returns counts and per-file outcomes.
+
+        Each file is read, chunked and indexed on its own: whatever goes wrong with
+        one (a damaged file, a reader bug, MemoryError, a missing original) fails
+        that file with the reason, and the others train.  Only a Cancel, or the
+        final save, stops the whole Train; then nothing is changed."""
         report = progress or (lambda event: None)
         staged = self.pending()
         by_sha = {s["sha256"]: s for s in self._sources.values() if s["status"] == "trained" and s["sha256"]}
@@ -267,89 +276,61 @@ class Library:
         counts = {"added": 0, "changed": 0, "skipped": 0, "failed": 0, "files": []}
         puts, deletes, replaced = [], [], []
         new_chunks: dict[str, list[dict]] = {}
+        indexed: dict[str, tuple[dict, list[dict]]] = {}  # source id -> (trained record, chunks) in the index
         total = len(staged)
-        for i, record in enumerate(staged, 1):
+        try:
+            for i, record in enumerate(staged, 1):
+                if cancelled and cancelled():
+                    raise TrainCancelled("Train was cancelled; nothing was changed")
+                name = record["name"]
+                if record["sha256"] in by_sha:
+                    known = by_sha[record["sha256"]]
+                    counts["skipped"] += 1
+                    counts["files"].append({"name": name, "outcome": "skipped", "note": f"already known as {known['name']}"})
+                    deletes += [("sources", record["id"]), *originals.deletes(record["id"], record.get("size"))]
+                    report({"stage": "skip", "file": name, "file_index": i, "files": total})
+                    continue
+                report({"stage": "extract", "file": name, "file_index": i, "files": total})
+                await asyncio.sleep(0)  # let the worker hear a cancel between files
+                step = lambda e: report({**e, "file_index": i, "files": total})  # noqa: E731
+                try:
+                    trained, chunk_dicts = await self._train_one(record, step, cancelled, indexed)
+                except (TrainCancelled, ExtractCancelled, ocr_pages.OCRStopped) as exc:
+                    raise TrainCancelled(f"Train was cancelled; nothing was changed ({exc})") from exc
+                except Exception as exc:  # MemoryError and reader bugs included: this file fails, the rest train
+                    reason = str(exc) if isinstance(exc, ExtractError) else _unexpected(name, exc)
+                    counts["failed"] += 1
+                    counts["files"].append({"name": name, "outcome": "failed", "error": reason})
+                    puts.append(("sources", record["id"], {**record, "status": "failed", "error": reason}))
+                    deletes.extend(originals.deletes(record["id"], record.get("size")))
+                    if record.get("trained"):  # read again (OCR) and failed: its old passages go too
+                        self.index.remove_source(record["id"])
+                        deletes.append(("chunks", record["id"]))
+                    report({"stage": "failed", "file": name, "file_index": i, "files": total, "error": reason})
+                    continue
+                outcome = "changed" if record.get("trained") else "added"  # trained before: read again (OCR)
+                old = by_name.get(name)
+                if old is not None and old["id"] != record["id"]:
+                    outcome = "changed"
+                    replaced.append(old)
+                trained["replaces"] = old["id"] if old else None
+                new_chunks[record["id"]] = chunk_dicts
+                indexed[record["id"]] = (trained, chunk_dicts)
+                puts.append(("sources", record["id"], trained))
+                puts.append(("chunks", record["id"], chunk_dicts))
+                if not self.keep_originals:
+                    deletes.extend(originals.deletes(record["id"], record.get("size")))
+                counts[outcome] += 1
+                counts["files"].append({"name": name, "outcome": outcome, "chunks": len(chunk_dicts)})
+                report({"stage": "chunked", "file": name, "file_index": i, "files": total, "chunks": len(chunk_dicts)})
+
             if cancelled and cancelled():
                 raise TrainCancelled("Train was cancelled; nothing was changed")
-            name = record["name"]
-            if record["sha256"] in by_sha:
-                known = by_sha[record["sha256"]]
-                counts["skipped"] += 1
-                counts["files"].append({"name": name, "outcome": "skipped", "note": f"already known as {known['name']}"})
-                deletes += [("sources", record["id"]), ("originals", record["id"])]
-                report({"stage": "skip", "file": name, "file_index": i, "files": total})
-                continue
-            report({"stage": "extract", "file": name, "file_index": i, "files": total})
-            await asyncio.sleep(0)  # let the worker hear a cancel between files
-            data = await self.store.get("originals", record["id"])
-            try:
-                extraction = extract(name, data, max_bytes=self.max_bytes)
-            except ExtractError as exc:
-                failed = {**record, "status": "failed", "error": str(exc)}
-                counts["failed"] += 1
-                counts["files"].append({"name": name, "outcome": "failed", "error": str(exc)})
-                puts.append(("sources", record["id"], failed))
-                deletes.append(("originals", record["id"]))
-                report({"stage": "failed", "file": name, "file_index": i, "files": total, "error": str(exc)})
-                continue
-            ocr_done, ocr_note = {}, None
-            if extraction.kind in ("pdf", "image"):
-                lang = ocr_pages.tesseract_language(record["language"], self.ocr_language)
-                try:
-                    ocr_done = await ocr_pages.read_pages(
-                        extraction, record, data, self.recognise, self.store, lang=lang,
-                        force=bool(record.get("force_ocr")), cancelled=cancelled,
-                        report=lambda e: report({**e, "file_index": i, "files": total}))
-                except ocr_pages.OCRStopped as exc:
-                    raise TrainCancelled(str(exc)) from exc
-                except ocr_pages.OCRUnavailable as exc:
-                    ocr_note = f"{exc}: scanned pages stay unsearchable"
-                except Exception as exc:  # one unreadable scan must not sink the batch
-                    ocr_note = f"OCR failed ({exc}); scanned pages stay unsearchable"
-            report({"stage": "chunk", "file": name, "file_index": i, "files": total, "units": len(extraction.units)})
-            chunks = chunk_units(record["id"], extraction.units, self.chunk_size, self.overlap)
-            texts = [c.text for c in chunks]
-            language = record["language"] or detect_language(" ".join(texts[:20]))
-            if language not in LANGUAGES:
-                language = "other"
-            outcome = "changed" if record.get("trained") else "added"  # trained before: read again (OCR)
-            old = by_name.get(name)
-            if old is not None and old["id"] != record["id"]:
-                outcome = "changed"
-                replaced.append(old["id"])
-            chunk_dicts = [{**c.to_dict(), "id": f"{record['id']}:{n}", "n": n} for n, c in enumerate(chunks)]
-            new_chunks[record["id"]] = chunk_dicts
-            needs_ocr = [u.location.get("page") for u in extraction.units if "needs_ocr" in u.flags]
-            if ocr_note:
-                extraction.warnings.append(ocr_note)
-            trained = {**record, "status": "trained", "kind": extraction.kind, "language": language,
-                       "units": _unit_count(extraction),
-                       "unit_label": _unit_label(extraction.kind), "chunks": len(chunks),
-                       "title": extraction.meta.get("title"), "needs_ocr_pages": [p for p in needs_ocr if p],
-                       "ocr_pages": {str(p): c for p, c in ocr_done.items()},
-                       "warnings": record["warnings"] + extraction.warnings, "trained": time.time(),
-                       "replaces": old["id"] if old else None}
-            puts.append(("sources", record["id"], trained))
-            puts.append(("chunks", record["id"], chunk_dicts))
-            if not self.keep_originals:
-                deletes.append(("originals", record["id"]))
-            counts[outcome] += 1
-            counts["files"].append({"name": name, "outcome": outcome, "chunks": len(chunks)})
-            report({"stage": "chunked", "file": name, "file_index": i, "files": total, "chunks": len(chunks)})
-
-        if cancelled and cancelled():
-            raise TrainCancelled("Train was cancelled; nothing was changed")
-        report({"stage": "index", "files": total, "chunks": sum(len(c) for c in new_chunks.values())})
-        await asyncio.sleep(0)
-        try:
-            for old_id in replaced:
-                self.index.remove_source(old_id)
-                deletes += [("sources", old_id), ("chunks", old_id), ("originals", old_id)]
-            for source_id, chunk_dicts in new_chunks.items():
-                self.index.remove_source(source_id)  # a source read again replaces its own passages
-                rec = next(p[2] for p in puts if p[0] == "sources" and p[1] == source_id)
-                self.index.add_chunks(source_id, [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
-                                      category=rec["category"], language=rec["language"])
+            report({"stage": "index", "files": total, "chunks": sum(len(c) for c in new_chunks.values())})
+            await asyncio.sleep(0)
+            for old in replaced:
+                self.index.remove_source(old["id"])
+                deletes += [("sources", old["id"]), ("chunks", old["id"]), *originals.deletes(old["id"], old.get("size"))]
             if new_chunks or replaced:
                 puts.append(("index", INDEX_KEY, self.index.to_bytes()))
             report({"stage": "save", "files": total})
@@ -367,6 +348,75 @@ class Library:
         self._chunks_cache.update(new_chunks)
         report({"stage": "done", "files": total, **{k: v for k, v in counts.items() if k != "files"}})
         return counts
+
+    async def _train_one(self, record: dict, report: Progress, cancelled, done: dict[str, tuple[dict, list[dict]]]):
+        """Read, OCR, chunk and index one staged source: ``(trained record, chunk dicts)``.
+
+        Raises whatever went wrong; the index is then left without this source's
+        passages (``done``: the sources this Train has already indexed)."""
+        name = record["name"]
+        data = await originals.read(self.store, record["id"])
+        if data is None:
+            raise ExtractError(f"the original of {name} was not saved (the browser refused to store it); "
+                               "remove it and add the file again")
+        steps = read_steps(name, data, max_bytes=self.max_bytes, cancelled=cancelled)
+        paused = time.monotonic()
+        while True:
+            try:
+                next(steps)
+            except StopIteration as finished:
+                extraction = finished.value
+                break
+            if time.monotonic() - paused > YIELD_EVERY:
+                await asyncio.sleep(0)  # a long PDF: let the worker hear a Cancel
+                paused = time.monotonic()
+        ocr_done, ocr_note = {}, None
+        if extraction.kind in ("pdf", "image"):
+            lang = ocr_pages.tesseract_language(record["language"], self.ocr_language)
+            try:
+                ocr_done = await ocr_pages.read_pages(
+                    extraction, record, data, self.recognise, self.store, lang=lang,
+                    force=bool(record.get("force_ocr")), cancelled=cancelled, report=report)
+            except ocr_pages.OCRUnavailable as exc:
+                ocr_note = f"{exc}: scanned pages stay unsearchable"
+            except ocr_pages.OCRStopped:
+                raise
+            except Exception as exc:  # one unreadable scan must not sink the file
+                _log.warning("OCR of %s failed", name, exc_info=True)
+                ocr_note = f"OCR failed ({exc}); scanned pages stay unsearchable"
+        del data
+        report({"stage": "chunk", "file": name, "units": len(extraction.units)})
+        chunks = chunk_units(record["id"], extraction.units, self.chunk_size, self.overlap)
+        language = record["language"] or detect_language(" ".join(c.text for c in chunks[:20]))
+        if language not in LANGUAGES:
+            language = "other"
+        chunk_dicts = [{**c.to_dict(), "id": f"{record['id']}:{n}", "n": n} for n, c in enumerate(chunks)]
+        del chunks
+        await asyncio.sleep(0)
+        try:
+            self.index.remove_source(record["id"])  # a source read again replaces its own passages
+            self.index.add_chunks(record["id"], [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
+                                  category=record["category"], language=language)
+        except BaseException:
+            await self._rebuild_index(done)  # a half-added source must not stay in the index
+            raise
+        needs_ocr = [u.location.get("page") for u in extraction.units if "needs_ocr" in u.flags]
+        if ocr_note:
+            extraction.warnings.append(ocr_note)
+        trained = {**record, "status": "trained", "kind": extraction.kind, "language": language,
+                   "units": _unit_count(extraction), "unit_label": _unit_label(extraction.kind),
+                   "chunks": len(chunk_dicts), "title": extraction.meta.get("title"),
+                   "needs_ocr_pages": [p for p in needs_ocr if p], "ocr_pages": {str(p): c for p, c in ocr_done.items()},
+                   "warnings": record["warnings"] + extraction.warnings, "trained": time.time(), "error": None}
+        return trained, chunk_dicts
+
+    async def _rebuild_index(self, done: dict[str, tuple[dict, list[dict]]]) -> None:
+        """The stored index plus the sources this Train has indexed so far."""
+        await self._reload_index()
+        for source_id, (record, chunk_dicts) in done.items():
+            self.index.remove_source(source_id)
+            self.index.add_chunks(source_id, [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
+                                  category=record["category"], language=record["language"])
 
     # ------------------------------------------------------------------- search
     async def chunks_of(self, source_id: str) -> list[dict]:
@@ -418,6 +468,15 @@ class Library:
     async def _reload_index(self) -> None:
         blob = await self.store.get("index", INDEX_KEY)
         self.index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
+
+
+def _unexpected(name: str, exc: BaseException) -> str:
+    """The reason shown for an exception nobody expected; the traceback goes to the console."""
+    _log.error("training %s failed", name, exc_info=exc)
+    if isinstance(exc, MemoryError):
+        return f"{name} needs more memory than the browser tab has; split it into smaller files and add those"
+    return (f"could not train {name}: {type(exc).__name__}: {str(exc)[:200]} (this is a bug in Quire; "
+            "the browser console has the details)")
 
 
 def _unit_count(extraction) -> int:
