@@ -30,7 +30,7 @@ from typing import Callable
 import logging
 
 from quire.chunking import chunk_units
-from quire.extract import ExtractCancelled, ExtractError, kind_of, read_steps
+from quire.extract import ExtractCancelled, ExtractError, Limits, kind_of, read_steps
 from quire.extract import MAX_BYTES
 from quire import ocr as ocr_pages
 from quire import originals
@@ -97,6 +97,7 @@ class Library:
         self.ocr_language = ocr_language
         self.chunk_size, self.overlap, self.max_bytes = chunk_size, overlap, max_bytes
         self.keep_originals = keep_originals
+        self.limits = Limits()  # per-file caps for reading (unzip budget, PDF pages, seconds)
         self._chunks_cache: dict[str, list[dict]] = {}
 
     @classmethod
@@ -359,7 +360,7 @@ class Library:
         if data is None:
             raise ExtractError(f"the original of {name} was not saved (the browser refused to store it); "
                                "remove it and add the file again")
-        steps = read_steps(name, data, max_bytes=self.max_bytes, cancelled=cancelled)
+        steps = read_steps(name, data, max_bytes=self.max_bytes, limits=self.limits, cancelled=cancelled)
         paused = time.monotonic()
         while True:
             try:

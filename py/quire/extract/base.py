@@ -295,10 +295,9 @@ def short_path(path: list[str]) -> list[str]:
     >>> short_path([str(n) for n in range(20)])
     ['0', '1', '…', '14', '15', '16', '17', '18', '19']
     """
-    path = [t if len(t) <= MAX_TITLE else t[: MAX_TITLE - 1] + "…" for t in path]
     if len(path) > MAX_DEPTH:
         path = path[:2] + ["…"] + path[-(MAX_DEPTH - 2):]
-    return path
+    return [t if len(t) <= MAX_TITLE else t[: MAX_TITLE - 1] + "…" for t in path]
 
 
 def breadcrumb(label: str, path: list[str]) -> str:
@@ -326,6 +325,8 @@ class Outline:
         self.done: list[Unit] = []
 
     def path(self) -> list[str]:
+        if len(self.stack) > MAX_DEPTH:  # only these survive short_path; a 5,000-deep stack stays cheap
+            return [t for _, t in self.stack[:2]] + ["…"] + [t for _, t in self.stack[-(MAX_DEPTH - 2):]]
         return [title for _, title in self.stack]
 
     def heading(self, level: int, title: str) -> None:

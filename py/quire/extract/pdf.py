@@ -104,11 +104,11 @@ def _cause(exc: BaseException) -> str:
 def read_pdf(data: bytes, name: str, limits: Limits = Limits(),
              cancelled: Callable[[], bool] | None = None) -> Iterator[int]:
     """Yield each page number once it is read; return the Extraction."""
-    started = time.monotonic()
     with _quiet_pypdf():
         reader, count = _open(data)
         if count > limits.max_pdf_pages:
             raise ExtractError(f"this PDF has {count} pages; Quire reads at most {limits.max_pdf_pages}")
+        started = time.monotonic()  # opening is bounded by the file size; the pages are what can run for hours
         units, warnings, ocr_pages = [], [], []
         for number in range(1, count + 1):
             if cancelled is not None and cancelled():
