@@ -24,9 +24,10 @@ from quire.model import Extraction
 
 __all__ = ["SUPPORTED", "ExtractCancelled", "ExtractError", "Limits", "extract", "kind_of", "read_steps"]
 
-# Largest file a tab reads by default (Settings can raise it).  Measured in Chromium
-# (tests/bench/tab_limits.py): see MAX_BYTES' note in the README for the figures.
-MAX_BYTES = 100 * 1024 * 1024
+# Largest file read by default (the page's Settings can raise it; site/assets/api.js has the same
+# default).  Measured in Chromium (tests/bench/tab_limits.py): a 50 MB text file peaks near 2.7 GB
+# in the tab's process, a 199 MB one crashed the tab.
+MAX_BYTES = 50 * 1024 * 1024
 _log = logging.getLogger("quire.extract")
 
 # extension -> kind; the kind names the module and function that read it.
