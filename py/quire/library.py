@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import posixpath
 import time
 from typing import Callable
@@ -42,6 +43,9 @@ Progress = Callable[[dict], None]
 INDEX_KEY = "hybrid"
 LANGUAGES = ("en", "de", "other")
 YIELD_EVERY = 0.05  # seconds of reading between chances for the worker to hear a Cancel
+# A source's passages are one stored value; Chromium refuses values over 133,169,152 bytes,
+# and a refused value would sink the whole Train's commit.  (A 100 MB text file hits this.)
+MAX_CHUNKS_VALUE = 120 * 1024 * 1024
 _log = logging.getLogger("quire.library")
 
 
@@ -393,6 +397,10 @@ class Library:
             language = "other"
         chunk_dicts = [{**c.to_dict(), "id": f"{record['id']}:{n}", "n": n} for n, c in enumerate(chunks)]
         del chunks
+        stored = sum(len(json.dumps(c["text"])) + 200 for c in chunk_dicts)  # as IDBStore will write them
+        if stored > MAX_CHUNKS_VALUE:
+            raise ExtractError(f"{name} makes {stored / 2**20:.0f} MB of passages, more than the browser stores for "
+                               f"one file ({MAX_CHUNKS_VALUE / 2**20:.0f} MB); split it into smaller files")
         await asyncio.sleep(0)
         try:
             self.index.remove_source(record["id"])  # a source read again replaces its own passages

@@ -31,9 +31,10 @@ class Limits:
     """Caps that keep a hostile or huge file from exhausting the tab's memory."""
 
     max_zip_entries: int = 20_000  # real DOCX/PPTX/EPUB have hundreds, not tens of thousands
-    # Whole archive as declared, and bytes actually read.  ElementTree holds about 10x the XML's
-    # size in memory while parsing (tests/bench/xml_memory.py), so 96 MB of XML is ~1 GB at peak.
-    max_unzipped_bytes: int = 96 * 1024 * 1024
+    # Whole archive as declared, and bytes actually read.  Parsing XML with ElementTree takes
+    # ~0.7 s and ~3.5 MB of Pyodide heap per MB (10 MB on 64-bit CPython; tests/bench/xml_memory.py),
+    # so 64 MB of XML is under a minute and ~250 MB; 500 MB took 115 s and 4 GB in a tab.
+    max_unzipped_bytes: int = 64 * 1024 * 1024
     max_pdf_pages: int = 5_000  # beyond this a "document" is an archive, not study material
     max_seconds: float = 300.0  # reading one file stops here; the tab is one thread and must stay usable
 
