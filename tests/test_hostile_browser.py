@@ -1,4 +1,4 @@
-"""Strangers' files in real Chromium: hostile and good files in one Train, a 140 MB original
+"""Strangers' files in real Chromium: hostile and good files in one Train, a 130 MB original
 stored in pieces, and the tab still alive (and training) afterwards."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from test_hostile_files import dtd_xml, replace_part, wide_csv, xml_bomb
 
 pytestmark = pytest.mark.browser
 
-# A 140 MB PDF made in the page (no round trip through Playwright): three pages of text and
+# A 130 MB PDF made in the page (no round trip through Playwright): three pages of text and
 # one unused filler stream.  Over Chromium's 127 MiB cap for one stored value.
 BIG_PDF = r"""
 (mb) => {
@@ -82,7 +82,7 @@ def test_a_batch_of_hostile_good_and_big_files_trains_and_the_tab_survives(conte
         {"name": "bomb.docx", "b64": b64(xml_bomb("word/document.xml", 500 << 20))},
         {"name": "wide.csv", "b64": b64(wide_csv(columns=10_000, rows=5))},
     ]
-    result = page.evaluate(TRAIN, [files, 140])
+    result = page.evaluate(TRAIN, [files, 130])
     outcomes = {f["name"]: f for f in result["counts"]["files"]}
     assert outcomes["rocks.md"]["outcome"] == outcomes["cells.docx"]["outcome"] == "added"
     assert outcomes["wide.csv"]["outcome"] == "added"
@@ -109,3 +109,35 @@ def test_a_batch_of_hostile_good_and_big_files_trains_and_the_tab_survives(conte
     assert page.evaluate("quire.search('Quartz hard')")[0]["source"] == "tiny.md"
     assert not crashed
     assert not [e for e in page_log.errors if "could not read" not in e], page_log.errors
+
+
+CANCEL = """async ([b64]) => {
+  await window.quire.stage({name: 'endless.pdf', data: Uint8Array.fromBase64(b64)});
+  const stop = new AbortController();
+  let asked = 0;
+  try {
+    await window.quire.train({signal: stop.signal, onProgress: (e) => {
+      if (e.stage === 'extract' && !asked) setTimeout(() => { asked = performance.now(); stop.abort(); }, 1000);
+    }});
+    return {cancelled: false};
+  } catch (err) {
+    return {cancelled: true, error: String(err.message || err), after: (performance.now() - asked) / 1000};
+  }
+}"""
+
+
+def test_cancel_is_heard_inside_one_long_pdf(context, built_dist, serve, page_log):
+    from test_hostile_files import tiny_pdf
+
+    server = serve(built_dist)
+    page = page_log.attach(context.new_page())
+    page.set_default_timeout(180_000)
+    page.goto(server.url)
+    wait_ready(page)
+    result = page.evaluate(CANCEL, [b64(tiny_pdf(1500))])
+    assert result["cancelled"], result
+    page_number = int(result["error"].rsplit("at page ", 1)[1].rstrip(")"))
+    assert 1 <= page_number < 1500 and "nothing was changed" in result["error"], result
+    assert result["after"] < 20, result  # heard within a few pages, not after the whole file
+    sources = page.evaluate("quire.sources()")
+    assert [(s["name"], s["status"]) for s in sources] == [("endless.pdf", "staged")]
