@@ -257,11 +257,11 @@ def test_an_exception_while_indexing_fails_only_that_file(monkeypatch):
     assert [h["source"] for h in lib.search("mitochondria", k=3)][:1] == ["after.md"]
 
 
-@pytest.mark.parametrize("where", ["quire.library.chunk_units", "quire.library.detect_language"])
+@pytest.mark.parametrize("where", ["quire.training.chunk_units", "quire.training.detect_language"])
 def test_a_bug_in_chunking_or_language_detection_fails_one_file(monkeypatch, where):
-    import quire.library
+    import quire.training
 
-    target = getattr(quire.library, where.rsplit(".", 1)[1])
+    target = getattr(quire.training, where.rsplit(".", 1)[1])
 
     def flaky(*args, **kwargs):
         if "Poison" in repr(args):
@@ -331,9 +331,9 @@ def test_a_large_original_is_stored_in_pieces_and_trains(monkeypatch):
 
 
 def test_passages_too_large_to_store_fail_that_file_only(monkeypatch):
-    import quire.library
+    import quire.training
 
-    monkeypatch.setattr(quire.library, "MAX_CHUNKS_VALUE", 200_000)
+    monkeypatch.setattr(quire.training, "MAX_CHUNKS_VALUE", 200_000)
     lib, counts = run(train_with_good([("huge.txt", ("Granite is coarse. " * 20_000).encode())]))
     bad = outcome(counts, "huge.txt")
     assert bad["outcome"] == "failed" and "more than the browser stores for one file" in bad["error"]
