@@ -55,8 +55,7 @@ class Training:
         by_name = {s["name"]: s for s in self._sources.values() if s["status"] == "trained"}
         counts = {"added": 0, "changed": 0, "skipped": 0, "failed": 0, "files": []}
         puts, deletes, replaced = [], [], []
-        new_chunks: dict[str, list[dict]] = {}
-        indexed: dict[str, tuple[dict, list[dict]]] = {}  # source id -> (trained record, chunks) in the index
+        indexed: dict[str, tuple[dict, list[dict]]] = {}  # source id -> (trained record, chunks) now in the index
         total = len(staged)
         try:
             for i, record in enumerate(staged, 1):
@@ -94,7 +93,6 @@ class Training:
                     outcome = "changed"
                     replaced.append(old)
                 trained["replaces"] = old["id"] if old else None
-                new_chunks[record["id"]] = chunk_dicts
                 indexed[record["id"]] = (trained, chunk_dicts)
                 puts.append(("sources", record["id"], trained))
                 puts.append(("chunks", record["id"], chunk_dicts))
@@ -106,12 +104,12 @@ class Training:
 
             if cancelled and cancelled():
                 raise TrainCancelled("Train was cancelled; nothing was changed")
-            report({"stage": "index", "files": total, "chunks": sum(len(c) for c in new_chunks.values())})
+            report({"stage": "index", "files": total, "chunks": sum(len(c) for _, c in indexed.values())})
             await asyncio.sleep(0)
             for old in replaced:
                 self.index.remove_source(old["id"])
                 deletes += [("sources", old["id"]), ("chunks", old["id"]), *originals.deletes(old["id"], old.get("size"))]
-            if new_chunks or replaced:
+            if indexed or replaced:
                 puts.append(("index", INDEX_KEY, self.index.to_bytes()))
             report({"stage": "save", "files": total})
             await self._commit(puts, deletes)
@@ -125,7 +123,7 @@ class Training:
         for bucket, key, value in puts:
             if bucket == "sources":
                 self._sources[key] = value
-        self._chunks_cache.update(new_chunks)
+        self._chunks_cache.update({source_id: chunks for source_id, (_, chunks) in indexed.items()})
         report({"stage": "done", "files": total, **{k: v for k, v in counts.items() if k != "files"}})
         return counts
 
