@@ -14,6 +14,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from xml.etree import ElementTree as ET
+from xml.parsers import expat
 
 from quire.model import Unit
 
@@ -98,22 +99,6 @@ class SafeZip:
         return None if data is None else parse_xml(data, self.what)
 
 
-class _DoctypeFound(Exception):
-    pass
-
-
-class _NoDTD(ET.TreeBuilder):
-    """ElementTree's builder that stops at a document type declaration.
-
-    Entity declarations can only live inside a DTD, so refusing the DTD in the
-    parser itself closes the door on entity-expansion bombs and external
-    entities, whatever the encoding or wherever the DTD sits in the file.
-    """
-
-    def doctype(self, name, pubid, system):
-        raise _DoctypeFound(name)
-
-
 _ZIP_REASONS = [  # zipfile's wording -> what it means for the person
     ("file is not a zip file", "it is not a zip archive, or its end (the central directory) is cut off"),
     ("truncated central directory", "the zip's central directory is cut off"),
@@ -141,23 +126,68 @@ def zip_reason(exc: BaseException) -> str:
     return f"it is not a valid zip archive: {exc}" if str(exc) else "it is not a valid zip archive"
 
 
+class _DoctypeFound(Exception):
+    pass
+
+
+class _NoDTD(ET.TreeBuilder):
+    """ElementTree's builder that stops at a document type declaration."""
+
+    def doctype(self, name, pubid, system):
+        raise _DoctypeFound(name)
+
+
+def _declares_anything(data: bytes) -> bool:
+    """Does the DOCTYPE carry an internal subset, where entities are declared?
+
+    Asked of expat itself (any encoding, wherever the DOCTYPE sits); parsing
+    stops at the DOCTYPE, before any entity could be expanded."""
+    parser = expat.ParserCreate()
+    seen: list[bool] = []
+
+    def start(name, system, public, has_internal_subset):
+        seen.append(bool(has_internal_subset))
+        raise _DoctypeFound(name)
+
+    parser.StartDoctypeDeclHandler = start
+    try:
+        parser.Parse(data, True)
+    except _DoctypeFound:
+        pass
+    except expat.ExpatError:
+        return True  # unreadable up to its DOCTYPE: treat as the worst case
+    return not seen or seen[0]
+
+
+def _parse(data: bytes, target: ET.TreeBuilder) -> ET.Element:
+    parser = ET.XMLParser(target=target)
+    # Fed in blocks: the C parser only notices a handler's exception at the end of a feed.
+    for start in range(0, len(data), 1 << 16):
+        parser.feed(data[start : start + (1 << 16)])
+    return parser.close()
+
+
 def parse_xml(data: bytes, what: str) -> ET.Element:
-    """Parse one XML part; DTDs are refused, broken XML says where it broke.
+    """Parse one XML part.  A DTD that declares anything is refused in the parser
+    itself: entity declarations can only live there, so this closes the door on
+    entity-expansion bombs and external entities.  A bare ``<!DOCTYPE ncx PUBLIC ...>``
+    (EPUB 2 tables of contents have one) declares nothing and is read.
 
     >>> parse_xml(b"<a><b>hi</b></a>", "Word").find("b").text
     'hi'
     """
-    parser = ET.XMLParser(target=_NoDTD())
     try:
-        # Fed in blocks: the C parser only notices a handler's exception at the end of a feed.
-        for start in range(0, len(data), 1 << 16):
-            parser.feed(data[start : start + (1 << 16)])
-        return parser.close()
+        try:
+            return _parse(data, _NoDTD())
+        except _DoctypeFound:
+            if _declares_anything(data):
+                raise
+            return _parse(data, ET.TreeBuilder())
     except _DoctypeFound as e:
         raise ExtractError(
-            f"this {what} file contains a DTD (a document type declaration), which Office and EPUB files never "
-            "need and which can hide an entity bomb; Quire refuses it for safety. Save the file again from "
-            "its program and add the new copy"
+            f"this {what} file contains a DTD (a document type declaration with its own declarations), which "
+            "Office and EPUB files never need and which can hide an entity bomb; Quire refuses it for safety. "
+            "Save the file again from its program and add the new copy"
         ) from e
     except ET.ParseError as e:
         raise ExtractError(f"this {what} file is damaged (broken XML inside: {e})") from e
