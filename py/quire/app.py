@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from quire import originals
 from quire.library import Library, LibraryError, TrainCancelled, location_label
 from quire.llm.events import LLMError
 from quire.services.embeddings import Embedder
@@ -98,7 +99,8 @@ class Quire:
         await self.library.erase_all()
 
     async def original(self, source_id: str) -> bytes | None:
-        return await self.store.get("originals", source_id)
+        """The source's bytes as added (reassembled if it was stored in pieces), or None."""
+        return await originals.read(self.store, source_id)
 
     async def chunks(self, source_id: str) -> list[dict]:
         return await self.library.chunks_of(source_id)

@@ -5,7 +5,10 @@ Guarantees (property-tested in tests/test_chunking.py):
 * spans ``[start, end)`` index the unit's text, never begin or end on
   whitespace, and strictly increase in both start and end;
 * every non-whitespace character of the unit lies in some span;
-* ``end - start <= size``, hence ``len(chunk.text) <= len(unit.prefix) + size``;
+* ``end - start <= size``, hence ``len(chunk.text) <= PREFIX_MAX + size``;
+* the prefixes repeated across a source's chunks add at most twice the source's
+  own text (plus ``PREFIX_SLACK``), so a hostile header or heading path cannot
+  blow a small file up into hundreds of megabytes of passages;
 * consecutive spans overlap by at most ``overlap`` characters, with no slack:
   the overlap is shrunk to the next word start, never grown, and dropped when
   keeping it would force a cut inside a word;
@@ -38,6 +41,9 @@ _LINE = re.compile(r"\n")
 _SPACE = re.compile(r"\s")
 _NONSPACE = re.compile(r"\S")
 _WORD_START = re.compile(r"(?<=\s)\S")
+
+PREFIX_MAX = 400  # characters of a unit's prefix (breadcrumb, header row) repeated per chunk
+PREFIX_SLACK = 200_000  # prefix characters every source may spend before the 2x-its-text budget applies
 
 
 def _is_extender(ch: str) -> bool:
@@ -114,14 +120,33 @@ def spans(text: str, size: int = 1000, overlap: int = 100) -> list[tuple[int, in
     return out
 
 
+def fit_prefix(prefix: str) -> str:
+    """A prefix cut to ``PREFIX_MAX`` characters, still ending in its line break.
+
+    >>> fit_prefix("[Section: " + "x" * 500 + "]\\n")[-4:]
+    'xx…\\n'
+    """
+    if len(prefix) <= PREFIX_MAX:
+        return prefix
+    return prefix[: PREFIX_MAX - 2] + "…\n"
+
+
 def chunk_units(source_id: str, units: list[Unit], size: int = 1000, overlap: int = 100) -> list[Chunk]:
     """Chunks for all units of one source; each text is ``unit.prefix + slice``.
+
+    Once the prefixes have cost twice the units' own text (plus ``PREFIX_SLACK``),
+    later chunks go without one: their location still says where they are.
 
     >>> [c.text for c in chunk_units("s", [Unit("Alpha beta.", {"page": 1}, "[p1]\\n")], size=20, overlap=5)]
     ['[p1]\\nAlpha beta.']
     """
+    budget = 2 * sum(len(unit.text) for unit in units) + PREFIX_SLACK
     chunks = []
     for unit in units:
+        prefix = fit_prefix(unit.prefix)
         for start, end in spans(unit.text, size, overlap):
-            chunks.append(Chunk(source_id, dict(unit.location), start, end, unit.prefix + unit.text[start:end]))
+            if len(prefix) > budget:
+                prefix = ""
+            budget -= len(prefix)
+            chunks.append(Chunk(source_id, dict(unit.location), start, end, prefix + unit.text[start:end]))
     return chunks

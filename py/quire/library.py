@@ -1,4 +1,5 @@
-"""The library: stage sources, then Train commits them into the knowledge base in one go.
+"""The library: stage sources, then Train commits them into the knowledge base in one go
+(Train itself lives in ``quire.training``).
 
 Staging only records a file (its bytes and a source record).  ``train()`` extracts,
 chunks and indexes every staged source in memory and then writes everything with a
@@ -21,31 +22,21 @@ chunks, anything else is added.  ``train()`` returns the three counts.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import posixpath
 import time
-from typing import Callable
 
-from quire.chunking import chunk_units
-from quire.extract import ExtractError, extract, kind_of
+from quire.extract import ExtractError, Limits, kind_of
 from quire.extract import MAX_BYTES
 from quire import ocr as ocr_pages
+from quire import originals
 from quire.retrieval.index import HybridIndex
-from quire.retrieval.lang import detect_language
 from quire.store import StoreFullError
-
-Progress = Callable[[dict], None]
-INDEX_KEY = "hybrid"
-LANGUAGES = ("en", "de", "other")
+from quire.training import INDEX_KEY, LANGUAGES, TrainCancelled, Training
 
 
 class LibraryError(Exception):
     """A request the library cannot carry out; the message is for the person."""
-
-
-class TrainCancelled(Exception):
-    """Train was cancelled; nothing was committed."""
 
 
 def location_label(location: dict) -> str:
@@ -81,7 +72,7 @@ def _unique_name(name: str, taken: set[str]) -> str:
     return f"{stem} ({n}){ext}"
 
 
-class Library:
+class Library(Training):
     """Sources, their chunks and the search index, over a ``quire.store`` store."""
 
     def __init__(self, store, index: HybridIndex, sources: dict[str, dict], *,
@@ -92,6 +83,7 @@ class Library:
         self.ocr_language = ocr_language
         self.chunk_size, self.overlap, self.max_bytes = chunk_size, overlap, max_bytes
         self.keep_originals = keep_originals
+        self.limits = Limits()  # per-file caps for reading (unzip budget, PDF pages, seconds)
         self._chunks_cache: dict[str, list[dict]] = {}
 
     @classmethod
@@ -153,7 +145,7 @@ class Library:
             return record
         if record["id"] in self._sources:  # identical content, already trained: Train will skip it
             record["id"] = f"{digest[:16]}-again"
-        await self._commit([("sources", record["id"], record), ("originals", record["id"], bytes(data))])
+        await self._commit([("sources", record["id"], record), *originals.puts(record["id"], data)])
         self._sources[record["id"]] = record
         return record
 
@@ -172,11 +164,10 @@ class Library:
         """Keeping originals lets citations show the source later; turning it off frees their
         space now (staged files keep theirs until Train, which needs them)."""
         self.keep_originals = bool(keep)
-        deletes = []
-        if not keep:
-            deletes = [("originals", s["id"]) for s in self._sources.values() if s["status"] != "staged"]
+        dropped = [] if keep else [s for s in self._sources.values() if s["status"] != "staged"]
+        deletes = [d for s in dropped for d in originals.deletes(s["id"], s.get("size"))]
         await self._commit([("settings", "library", self._library_settings())], deletes)
-        return {"keep_originals": self.keep_originals, "removed": len(deletes)}
+        return {"keep_originals": self.keep_originals, "removed": len(dropped)}
 
     def _library_settings(self) -> dict:
         return {"keep_originals": self.keep_originals, "ocr_language": self.ocr_language}
@@ -235,7 +226,7 @@ class Library:
     async def remove(self, source_id: str) -> dict:
         """Remove a source.  A staged one costs nothing; a trained one leaves the index."""
         record = self.source(source_id)
-        deletes = [("sources", source_id), ("originals", source_id), ("chunks", source_id)]
+        deletes = [("sources", source_id), ("chunks", source_id), *originals.deletes(source_id, record.get("size"))]
         puts = []
         if record["status"] == "trained":
             self.index.remove_source(source_id)
@@ -252,121 +243,6 @@ class Library:
     async def erase_all(self) -> None:
         await self.store.clear()
         self._sources, self.index, self._chunks_cache = {}, HybridIndex(), {}
-
-    # -------------------------------------------------------------------- train
-    def pending(self) -> list[dict]:
-        return [s for s in self.sources() if s["status"] == "staged"]
-
-    async def train(self, progress: Progress | None = None,
-                    cancelled: Callable[[], bool] | None = None) -> dict:
-        """Commit every staged source.  Returns counts and per-file outcomes."""
-        report = progress or (lambda event: None)
-        staged = self.pending()
-        by_sha = {s["sha256"]: s for s in self._sources.values() if s["status"] == "trained" and s["sha256"]}
-        by_name = {s["name"]: s for s in self._sources.values() if s["status"] == "trained"}
-        counts = {"added": 0, "changed": 0, "skipped": 0, "failed": 0, "files": []}
-        puts, deletes, replaced = [], [], []
-        new_chunks: dict[str, list[dict]] = {}
-        total = len(staged)
-        for i, record in enumerate(staged, 1):
-            if cancelled and cancelled():
-                raise TrainCancelled("Train was cancelled; nothing was changed")
-            name = record["name"]
-            if record["sha256"] in by_sha:
-                known = by_sha[record["sha256"]]
-                counts["skipped"] += 1
-                counts["files"].append({"name": name, "outcome": "skipped", "note": f"already known as {known['name']}"})
-                deletes += [("sources", record["id"]), ("originals", record["id"])]
-                report({"stage": "skip", "file": name, "file_index": i, "files": total})
-                continue
-            report({"stage": "extract", "file": name, "file_index": i, "files": total})
-            await asyncio.sleep(0)  # let the worker hear a cancel between files
-            data = await self.store.get("originals", record["id"])
-            try:
-                extraction = extract(name, data, max_bytes=self.max_bytes)
-            except ExtractError as exc:
-                failed = {**record, "status": "failed", "error": str(exc)}
-                counts["failed"] += 1
-                counts["files"].append({"name": name, "outcome": "failed", "error": str(exc)})
-                puts.append(("sources", record["id"], failed))
-                deletes.append(("originals", record["id"]))
-                report({"stage": "failed", "file": name, "file_index": i, "files": total, "error": str(exc)})
-                continue
-            ocr_done, ocr_note = {}, None
-            if extraction.kind in ("pdf", "image"):
-                lang = ocr_pages.tesseract_language(record["language"], self.ocr_language)
-                try:
-                    ocr_done = await ocr_pages.read_pages(
-                        extraction, record, data, self.recognise, self.store, lang=lang,
-                        force=bool(record.get("force_ocr")), cancelled=cancelled,
-                        report=lambda e: report({**e, "file_index": i, "files": total}))
-                except ocr_pages.OCRStopped as exc:
-                    raise TrainCancelled(str(exc)) from exc
-                except ocr_pages.OCRUnavailable as exc:
-                    ocr_note = f"{exc}: scanned pages stay unsearchable"
-                except Exception as exc:  # one unreadable scan must not sink the batch
-                    ocr_note = f"OCR failed ({exc}); scanned pages stay unsearchable"
-            report({"stage": "chunk", "file": name, "file_index": i, "files": total, "units": len(extraction.units)})
-            chunks = chunk_units(record["id"], extraction.units, self.chunk_size, self.overlap)
-            texts = [c.text for c in chunks]
-            language = record["language"] or detect_language(" ".join(texts[:20]))
-            if language not in LANGUAGES:
-                language = "other"
-            outcome = "changed" if record.get("trained") else "added"  # trained before: read again (OCR)
-            old = by_name.get(name)
-            if old is not None and old["id"] != record["id"]:
-                outcome = "changed"
-                replaced.append(old["id"])
-            chunk_dicts = [{**c.to_dict(), "id": f"{record['id']}:{n}", "n": n} for n, c in enumerate(chunks)]
-            new_chunks[record["id"]] = chunk_dicts
-            needs_ocr = [u.location.get("page") for u in extraction.units if "needs_ocr" in u.flags]
-            if ocr_note:
-                extraction.warnings.append(ocr_note)
-            trained = {**record, "status": "trained", "kind": extraction.kind, "language": language,
-                       "units": _unit_count(extraction),
-                       "unit_label": _unit_label(extraction.kind), "chunks": len(chunks),
-                       "title": extraction.meta.get("title"), "needs_ocr_pages": [p for p in needs_ocr if p],
-                       "ocr_pages": {str(p): c for p, c in ocr_done.items()},
-                       "warnings": record["warnings"] + extraction.warnings, "trained": time.time(),
-                       "replaces": old["id"] if old else None}
-            puts.append(("sources", record["id"], trained))
-            puts.append(("chunks", record["id"], chunk_dicts))
-            if not self.keep_originals:
-                deletes.append(("originals", record["id"]))
-            counts[outcome] += 1
-            counts["files"].append({"name": name, "outcome": outcome, "chunks": len(chunks)})
-            report({"stage": "chunked", "file": name, "file_index": i, "files": total, "chunks": len(chunks)})
-
-        if cancelled and cancelled():
-            raise TrainCancelled("Train was cancelled; nothing was changed")
-        report({"stage": "index", "files": total, "chunks": sum(len(c) for c in new_chunks.values())})
-        await asyncio.sleep(0)
-        try:
-            for old_id in replaced:
-                self.index.remove_source(old_id)
-                deletes += [("sources", old_id), ("chunks", old_id), ("originals", old_id)]
-            for source_id, chunk_dicts in new_chunks.items():
-                self.index.remove_source(source_id)  # a source read again replaces its own passages
-                rec = next(p[2] for p in puts if p[0] == "sources" and p[1] == source_id)
-                self.index.add_chunks(source_id, [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
-                                      category=rec["category"], language=rec["language"])
-            if new_chunks or replaced:
-                puts.append(("index", INDEX_KEY, self.index.to_bytes()))
-            report({"stage": "save", "files": total})
-            await self._commit(puts, deletes)
-        except BaseException:
-            await self._reload_index()  # the in-memory index must match what is stored
-            raise
-        for bucket, key in deletes:
-            if bucket == "sources":
-                self._sources.pop(key, None)
-                self._chunks_cache.pop(key, None)
-        for bucket, key, value in puts:
-            if bucket == "sources":
-                self._sources[key] = value
-        self._chunks_cache.update(new_chunks)
-        report({"stage": "done", "files": total, **{k: v for k, v in counts.items() if k != "files"}})
-        return counts
 
     # ------------------------------------------------------------------- search
     async def chunks_of(self, source_id: str) -> list[dict]:
@@ -418,20 +294,6 @@ class Library:
     async def _reload_index(self) -> None:
         blob = await self.store.get("index", INDEX_KEY)
         self.index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
-
-
-def _unit_count(extraction) -> int:
-    """Pages, slides, sheets or chapters: what a person would count."""
-    meta = extraction.meta
-    for key in ("pages", "slides", "sheets", "chapters"):
-        if key in meta:
-            value = meta[key]
-            return len(value) if isinstance(value, (list, tuple)) else int(value)
-    return len(extraction.units)
-
-
-def _unit_label(kind: str) -> str:
-    return {"pdf": "pages", "pptx": "slides", "xlsx": "sheets", "epub": "chapters"}.get(kind, "sections")
 
 
 __all__ = ["Library", "LibraryError", "TrainCancelled", "location_label"]

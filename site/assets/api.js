@@ -4,9 +4,12 @@
   'use strict';
   var q = self.quire;
   var MAX_BYTES_KEY = 'quire.maxFileMB';
+  /* The largest file one tab trains safely: a 50 MB text file peaks near 2.7 GB in the tab's
+   * process (tests/bench/tab_limits.py); Settings can raise it for a machine with more memory. */
+  var DEFAULT_MAX_MB = 50;
 
   function maxBytes() {
-    var mb = Number(localStorage.getItem(MAX_BYTES_KEY)) || 200;
+    var mb = Number(localStorage.getItem(MAX_BYTES_KEY)) || DEFAULT_MAX_MB;
     return mb * 1024 * 1024;
   }
 
@@ -23,13 +26,17 @@
           ' MB; the limit is ' + Math.round(maxBytes() / 1048576) + ' MB, which Settings can raise)']);
       }
       return input.arrayBuffer().then(function (buf) {
-        return q._call('stage', [name, category], { payload: new Uint8Array(buf) });
+        return q._call('stage', [name, category, null, maxBytes()], { payload: new Uint8Array(buf) });
       });
     }
     if (input && typeof input.text === 'string') return q._call('stageText', [input.name || 'Pasted text', input.text, category]);
     if (input && input.data) {
       var bytes = input.data instanceof Uint8Array ? input.data : new Uint8Array(input.data);
-      return q._call('stage', [input.name, category], { payload: bytes.slice() });
+      if (bytes.length > maxBytes()) {
+        return q._call('reject', [input.name, bytes.length, input.name + ' is too large (' + Math.round(bytes.length / 1048576) +
+          ' MB; the limit is ' + Math.round(maxBytes() / 1048576) + ' MB, which Settings can raise)']);
+      }
+      return q._call('stage', [input.name, category, null, maxBytes()], { payload: bytes.slice() });
     }
     return Promise.reject(new Error('stage() takes files, {name, text}, {name, data} or a URL'));
   }
@@ -48,7 +55,7 @@
         var type = resp.headers.get('content-type') || '';
         var name = (parsed.pathname.split('/').pop() || parsed.host).replace(/[?#].*$/, '');
         if (!/\.\w{2,5}$/.test(name)) name += /html/.test(type) ? '.html' : /pdf/.test(type) ? '.pdf' : '.txt';
-        return q._call('stage', [name, category], { payload: new Uint8Array(buf) });
+        return q._call('stage', [name, category, null, maxBytes()], { payload: new Uint8Array(buf) });
       });
     }, function () {
       throw new Error(parsed.host + ' does not let other pages read it (no cross-origin permission), or it could not be reached. ' +

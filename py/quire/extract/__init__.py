@@ -2,7 +2,10 @@
 
 Dispatch is on the file extension; a file without one is recognised by its
 first bytes.  Every problem with the file itself surfaces as ``ExtractError``
-with a message meant for the user.
+with a message meant for the user that names the cause; an unexpected
+exception is logged with its traceback (the browser console shows it) and
+still becomes an ``ExtractError`` naming it.  ``read_steps`` is the same as a
+generator that yields between pages, so an async caller can let a Cancel in.
 
 >>> ex = extract("notes.md", b"# Plan\\nRead chapter 2.")
 >>> ex.kind, ex.units[0].location, ex.units[0].text
@@ -11,15 +14,21 @@ with a message meant for the user.
 
 from __future__ import annotations
 
+import logging
 import posixpath
 from importlib import import_module
+from typing import Callable, Iterator
 
-from quire.extract.base import ExtractError, Limits
+from quire.extract.base import ExtractCancelled, ExtractError, Limits
 from quire.model import Extraction
 
-__all__ = ["SUPPORTED", "ExtractError", "Limits", "extract", "kind_of"]
+__all__ = ["SUPPORTED", "ExtractCancelled", "ExtractError", "Limits", "extract", "kind_of", "read_steps"]
 
-MAX_BYTES = 200 * 1024 * 1024  # larger uploads would not fit the tab's memory alongside the index
+# Largest file read by default (the page's Settings can raise it; site/assets/api.js has the same
+# default).  Measured in Chromium (tests/bench/tab_limits.py): a 50 MB text file peaks near 2.7 GB
+# in the tab's process, a 199 MB one crashed the tab.
+MAX_BYTES = 50 * 1024 * 1024
+_log = logging.getLogger("quire.extract")
 
 # extension -> kind; the kind names the module and function that read it.
 SUPPORTED: dict[str, str] = {
@@ -97,25 +106,47 @@ def _sniff(data: bytes) -> str | None:
     return "text"  # decode_text still refuses binary data
 
 
-def extract(name: str, data: bytes, *, max_bytes: int = MAX_BYTES, limits: Limits = Limits()) -> Extraction:
-    """Read one file.  Raises ExtractError for anything wrong with the file."""
+def read_steps(name: str, data: bytes, *, max_bytes: int = MAX_BYTES, limits: Limits = Limits(),
+               cancelled: Callable[[], bool] | None = None) -> Iterator[int]:
+    """Read one file, yielding now and then (after each PDF page); returns the Extraction.
+
+    Raises ExtractError for anything wrong with the file, ExtractCancelled if
+    ``cancelled()`` turned true while reading."""
     kind = kind_of(name, data)
     if len(data) > max_bytes:
         raise ExtractError(f"{name} is too large ({len(data) / 2**20:.0f} MB; the limit is {max_bytes / 2**20:.0f} MB)")
     if not data or (len(data) < 4096 and not data.strip()):
         raise ExtractError(f"{name} is empty")
     module, function = _READERS[kind]
-    reader = getattr(import_module(module), function)
     try:
-        extraction = reader(data, name, limits) if kind in _TAKES_LIMITS else reader(data, name)
-    except ExtractError:
+        if kind == "pdf":
+            from quire.extract.pdf import read_pdf
+
+            extraction = yield from read_pdf(data, name, limits, cancelled)
+        else:
+            reader = getattr(import_module(module), function)
+            extraction = reader(data, name, limits) if kind in _TAKES_LIMITS else reader(data, name)
+    except (ExtractError, ExtractCancelled):
         raise
     except RecursionError as e:
-        raise ExtractError(f"{name} is nested too deeply to read; the file looks damaged") from e
+        raise ExtractError(f"{name} is nested too deeply to read (more levels than Python can follow)") from e
     except MemoryError as e:
-        raise ExtractError(f"{name} needs more memory than the browser allows") from e
-    except Exception as e:  # a parser bug on odd input must read as "damaged file", not a stack trace
-        raise ExtractError(f"could not read {name}; the file looks damaged or incomplete") from e
+        raise ExtractError(f"{name} needs more memory than the browser tab has; split it into smaller files") from e
+    except Exception as e:  # a parser bug on odd input: name it, keep the traceback for the console
+        _log.error("could not read %s", name, exc_info=True)
+        raise ExtractError(f"could not read {name}: {type(e).__name__}: {str(e)[:200]} (the file looks damaged, "
+                           "or Quire cannot read this variant; the browser console has the details)") from e
     if not any(u.text.strip() for u in extraction.units) and not extraction.meta.get("needs_ocr"):
         extraction.warnings.append(f"no text found in {name}")
     return extraction
+
+
+def extract(name: str, data: bytes, *, max_bytes: int = MAX_BYTES, limits: Limits = Limits(),
+            cancelled: Callable[[], bool] | None = None) -> Extraction:
+    """Read one file.  Raises ExtractError for anything wrong with the file."""
+    steps = read_steps(name, data, max_bytes=max_bytes, limits=limits, cancelled=cancelled)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value

@@ -11,8 +11,10 @@ import codecs
 import io
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass
 from xml.etree import ElementTree as ET
+from xml.parsers import expat
 
 from quire.model import Unit
 
@@ -21,13 +23,21 @@ class ExtractError(Exception):
     """A problem with the user's file, worded so it can be shown as is."""
 
 
+class ExtractCancelled(Exception):
+    """The person cancelled while a file was being read; nothing of it is kept."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Caps that keep a hostile or huge file from exhausting the tab's memory."""
 
     max_zip_entries: int = 20_000  # real DOCX/PPTX/EPUB have hundreds, not tens of thousands
-    max_unzipped_bytes: int = 512 * 1024 * 1024  # whole archive as declared, and bytes actually read
+    # Whole archive as declared, and bytes actually read.  Parsing XML with ElementTree takes
+    # ~0.7 s and ~3.5 MB of Pyodide heap per MB (10 MB on 64-bit CPython; tests/bench/xml_memory.py),
+    # so 64 MB of XML is under a minute and ~250 MB; 500 MB took 115 s and 4 GB in a tab.
+    max_unzipped_bytes: int = 64 * 1024 * 1024
     max_pdf_pages: int = 5_000  # beyond this a "document" is an archive, not study material
+    max_seconds: float = 300.0  # reading one file stops here; the tab is one thread and must stay usable
 
 
 MB = 1024 * 1024
@@ -50,7 +60,7 @@ class SafeZip:
             self.zf = zipfile.ZipFile(io.BytesIO(data))
             infos = self.zf.infolist()
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as e:
-            raise ExtractError(f"this {what} file is damaged or incomplete (it is not a valid zip archive)") from e
+            raise ExtractError(f"this {what} file is damaged or incomplete ({zip_reason(e)})") from e
         if len(infos) > limits.max_zip_entries:
             raise ExtractError(f"this {what} file has too many parts ({len(infos)}); it looks like a zip bomb")
         declared = sum(i.file_size for i in infos)
@@ -79,8 +89,9 @@ class SafeZip:
                     self.budget -= len(block)
                     if self.budget < 0:
                         raise ExtractError(f"this {self.what} file unpacks to more data than allowed; it looks like a zip bomb")
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as e:
-            raise ExtractError(f"this {self.what} file is damaged or incomplete ({name} cannot be unpacked)") from e
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, zlib.error) as e:
+            raise ExtractError(f"this {self.what} file is damaged or incomplete ({name} cannot be unpacked: "
+                               f"{zip_reason(e)})") from e
         return bytes(out)
 
     def xml(self, name: str) -> ET.Element | None:
@@ -88,15 +99,98 @@ class SafeZip:
         return None if data is None else parse_xml(data, self.what)
 
 
-def parse_xml(data: bytes, what: str) -> ET.Element:
-    # Office and EPUB packaging XML never declares entities; refusing them
-    # closes the door on entity-expansion bombs whatever the expat version.
-    if b"<!ENTITY" in data[:65536]:
-        raise ExtractError(f"this {what} file contains XML entity declarations, which Quire refuses for safety")
+_ZIP_REASONS = [  # zipfile's wording -> what it means for the person
+    ("file is not a zip file", "it is not a zip archive, or its end (the central directory) is cut off"),
+    ("truncated central directory", "the zip's central directory is cut off"),
+    ("bad magic number for central directory", "the zip's central directory is damaged"),
+    ("truncated file header", "a part of the zip is cut off"),
+    ("bad magic number for file header", "a part of the zip is damaged"),
+    ("bad crc-32", "a part of the zip fails its checksum"),
+    ("compression method", "a part uses a compression method Quire cannot read"),
+    ("encrypted", "the zip is password-protected"),
+    ("error -3", "a compressed part is corrupt"),
+    ("error -5", "a compressed part is cut off"),
+]
+
+
+def zip_reason(exc: BaseException) -> str:
+    """zipfile's complaint in plain words.
+
+    >>> zip_reason(zipfile.BadZipFile("Truncated central directory"))
+    "the zip's central directory is cut off"
+    """
+    text = str(exc).lower()
+    for marker, reason in _ZIP_REASONS:
+        if marker in text:
+            return reason
+    return f"it is not a valid zip archive: {exc}" if str(exc) else "it is not a valid zip archive"
+
+
+class _DoctypeFound(Exception):
+    pass
+
+
+class _NoDTD(ET.TreeBuilder):
+    """ElementTree's builder that stops at a document type declaration."""
+
+    def doctype(self, name, pubid, system):
+        raise _DoctypeFound(name)
+
+
+def _declares_anything(data: bytes) -> bool:
+    """Does the DOCTYPE carry an internal subset, where entities are declared?
+
+    Asked of expat itself (any encoding, wherever the DOCTYPE sits); parsing
+    stops at the DOCTYPE, before any entity could be expanded."""
+    parser = expat.ParserCreate()
+    seen: list[bool] = []
+
+    def start(name, system, public, has_internal_subset):
+        seen.append(bool(has_internal_subset))
+        raise _DoctypeFound(name)
+
+    parser.StartDoctypeDeclHandler = start
     try:
-        return ET.fromstring(data)
+        parser.Parse(data, True)
+    except _DoctypeFound:
+        pass
+    except expat.ExpatError:
+        return True  # unreadable up to its DOCTYPE: treat as the worst case
+    return not seen or seen[0]
+
+
+def _parse(data: bytes, target: ET.TreeBuilder) -> ET.Element:
+    parser = ET.XMLParser(target=target)
+    # Fed in blocks: the C parser only notices a handler's exception at the end of a feed.
+    for start in range(0, len(data), 1 << 16):
+        parser.feed(data[start : start + (1 << 16)])
+    return parser.close()
+
+
+def parse_xml(data: bytes, what: str) -> ET.Element:
+    """Parse one XML part.  A DTD that declares anything is refused in the parser
+    itself: entity declarations can only live there, so this closes the door on
+    entity-expansion bombs and external entities.  A bare ``<!DOCTYPE ncx PUBLIC ...>``
+    (EPUB 2 tables of contents have one) declares nothing and is read.
+
+    >>> parse_xml(b"<a><b>hi</b></a>", "Word").find("b").text
+    'hi'
+    """
+    try:
+        try:
+            return _parse(data, _NoDTD())
+        except _DoctypeFound:
+            if _declares_anything(data):
+                raise
+            return _parse(data, ET.TreeBuilder())
+    except _DoctypeFound as e:
+        raise ExtractError(
+            f"this {what} file contains a DTD (a document type declaration with its own declarations), which "
+            "Office and EPUB files never need and which can hide an entity bomb; Quire refuses it for safety. "
+            "Save the file again from its program and add the new copy"
+        ) from e
     except ET.ParseError as e:
-        raise ExtractError(f"this {what} file is damaged (broken XML inside)") from e
+        raise ExtractError(f"this {what} file is damaged (broken XML inside: {e})") from e
 
 
 def join_path(base: str, target: str) -> str:
@@ -221,12 +315,31 @@ def decode_text(data: bytes, name: str, encoding: str | None = None) -> str:
 # ---------------------------------------------------------------- sections
 
 
+MAX_TITLE = 120  # characters of one heading kept in a breadcrumb
+MAX_DEPTH = 8  # heading levels kept: the first two and the last six
+MAX_BREADCRUMB = 300  # characters of the whole breadcrumb; it is repeated in every passage
+
+
+def short_path(path: list[str]) -> list[str]:
+    """A heading path cut to a size worth repeating in every passage.
+
+    >>> short_path([str(n) for n in range(20)])
+    ['0', '1', '…', '14', '15', '16', '17', '18', '19']
+    """
+    if len(path) > MAX_DEPTH:
+        path = path[:2] + ["…"] + path[-(MAX_DEPTH - 2):]
+    return [t if len(t) <= MAX_TITLE else t[: MAX_TITLE - 1] + "…" for t in path]
+
+
 def breadcrumb(label: str, path: list[str]) -> str:
-    return f"[{label}: {' > '.join(path)}]\n" if path else ""
+    if not path:
+        return ""
+    text = f"[{label}: {' > '.join(short_path(path))}]\n"
+    return text if len(text) <= MAX_BREADCRUMB else text[: MAX_BREADCRUMB - 3] + "…]\n"
 
 
 def section_unit(path: list[str], text: str) -> Unit:
-    return Unit(text=text, location={"section": list(path)}, prefix=breadcrumb("Section", path))
+    return Unit(text=text, location={"section": short_path(path)}, prefix=breadcrumb("Section", path))
 
 
 class Outline:
@@ -243,10 +356,12 @@ class Outline:
         self.done: list[Unit] = []
 
     def path(self) -> list[str]:
+        if len(self.stack) > MAX_DEPTH:  # only these survive short_path; a 5,000-deep stack stays cheap
+            return [t for _, t in self.stack[:2]] + ["…"] + [t for _, t in self.stack[-(MAX_DEPTH - 2):]]
         return [title for _, title in self.stack]
 
     def heading(self, level: int, title: str) -> None:
-        title = " ".join(title.split())
+        title = " ".join(title[: MAX_TITLE * 8].split())
         if not title:
             return
         self.flush()

@@ -18,6 +18,7 @@ from quire.extract.base import ExtractError, decode_text
 from quire.model import Extraction, Unit
 
 ROWS_PER_UNIT = 20  # small enough that a unit is about one chunk for typical tables
+HEADER_MAX = 300  # characters of the header row repeated in each unit; a 10,000-column header is cut
 _DELIMITERS = ",;\t|"
 
 
@@ -33,12 +34,13 @@ def row_units(rows: list[tuple[int, list[str]]], head: str = "", location: dict 
     """Group (row number, cells) pairs; the first non-empty row is the header.
 
     The header is repeated in every unit's prefix so that a chunk cut from
-    row 900 still says what its columns mean.
+    row 900 still says what its columns mean; a very wide one is cut to
+    ``HEADER_MAX`` characters, the column count said at its end.
     """
     rows = [(n, text) for n, cells in rows if (text := row_text(cells))]
     if not rows:
         return []
-    header = rows[0][1]
+    header = short_header(rows[0][1])
     body = rows[1:] or rows[:1]  # a one-row table is its own content
     units = []
     for i in range(0, len(body), ROWS_PER_UNIT):
@@ -46,6 +48,20 @@ def row_units(rows: list[tuple[int, list[str]]], head: str = "", location: dict 
         loc = dict(location or {}, rows=[group[0][0], group[-1][0]])
         units.append(Unit(text="\n".join(t for _, t in group), location=loc, prefix=f"{head}{header}\n"))
     return units
+
+
+def short_header(header: str) -> str:
+    """'a | b | c' stays; a header past HEADER_MAX characters is cut at a cell boundary.
+
+    >>> short_header(" | ".join(f"col{n}" for n in range(1000)))[-40:]
+    'col33 | col34 | col35 | … (1000 columns)'
+    """
+    if len(header) <= HEADER_MAX:
+        return header
+    cells = header.split(" | ")
+    tail = f" | … ({len(cells)} columns)"
+    kept = header[: HEADER_MAX - len(tail)].rsplit(" | ", 1)[0]
+    return kept + tail
 
 
 def sniff_delimiter(text: str, name: str) -> str:

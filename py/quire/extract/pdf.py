@@ -10,6 +10,11 @@ Pages with under 50 characters that carry an image (or no text at all) are
 flagged ``needs_ocr`` and counted in ``meta["needs_ocr"]`` instead of
 silently disappearing.
 
+Reading is a generator (``read_pdf``) that yields after every page, so the
+library can let the worker hear a Cancel between pages; ``cancelled`` is also
+asked before each page, and reading stops at ``Limits.max_seconds`` with the
+pages read so far and a warning.
+
 >>> clean_page("Auﬂage\\nan inter-\\nesting case\\x00x")
 'Auflage\\nan interesting case x'
 """
@@ -19,10 +24,12 @@ from __future__ import annotations
 import io
 import logging
 import re
+import time
 from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from quire.extract import toc
-from quire.extract.base import ExtractError, Limits
+from quire.extract.base import ExtractCancelled, ExtractError, Limits
 from quire.model import Extraction, Unit
 
 OCR_MIN_CHARS = 50  # fewer visible characters than a short paragraph: probably a scan
@@ -87,29 +94,44 @@ def _open(data: bytes):
     except ExtractError:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, OSError) as e:
-        raise ExtractError("could not read this PDF; the file looks damaged or incomplete") from e
+        raise ExtractError(f"could not read this PDF; the file looks damaged or incomplete ({_cause(e)})") from e
     return reader, count
 
 
-def extract_pdf(data: bytes, name: str, limits: Limits = Limits()) -> Extraction:
+def _cause(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:200] if str(exc) else type(exc).__name__
+
+
+def read_pdf(data: bytes, name: str, limits: Limits = Limits(),
+             cancelled: Callable[[], bool] | None = None) -> Iterator[int]:
+    """Yield each page number once it is read; return the Extraction."""
     with _quiet_pypdf():
         reader, count = _open(data)
         if count > limits.max_pdf_pages:
             raise ExtractError(f"this PDF has {count} pages; Quire reads at most {limits.max_pdf_pages}")
+        started = time.monotonic()  # opening is bounded by the file size; the pages are what can run for hours
         units, warnings, ocr_pages = [], [], []
         for number in range(1, count + 1):
+            if cancelled is not None and cancelled():
+                raise ExtractCancelled(f"reading {name} was cancelled at page {number}")
+            if time.monotonic() - started > limits.max_seconds:
+                warnings.append(f"only pages 1–{number - 1} of {count} were read: reading one file may take at most "
+                                f"{limits.max_seconds:.0f} s; split the PDF to read the rest")
+                break
             flags = []
             try:
                 page = reader.pages[number - 1]
                 text = clean_page(page.extract_text() or "")
-            except Exception:  # one broken page should not cost the whole document
+            except Exception as e:  # one broken page should not cost the whole document
+                logging.getLogger("quire.extract").warning("%s: page %d could not be read", name, number, exc_info=True)
                 page, text = None, ""
                 flags.append("unreadable")
-                warnings.append(f"page {number} could not be read")
+                warnings.append(f"page {number} could not be read ({_cause(e)})")
             if len(text) < OCR_MIN_CHARS and (not text or (page is not None and _has_image(page.get("/Resources")))):
                 flags.append("needs_ocr")
                 ocr_pages.append(number)
             units.append(Unit(text=text, location={"page": number}, flags=flags))
+            yield number
         title = ""
         try:
             title = _CONTROL.sub("", reader.metadata.title or "").strip() if reader.metadata else ""
@@ -119,6 +141,18 @@ def extract_pdf(data: bytes, name: str, limits: Limits = Limits()) -> Extraction
     if ocr_pages:
         warnings.append(f"{len(ocr_pages)} of {count} pages have little or no text (scanned?) and need OCR")
     meta = {"pages": count, "needs_ocr": len(ocr_pages), "needs_ocr_pages": ocr_pages}
+    if len(units) < count:
+        meta["pages_read"] = len(units)
     if title:
         meta["title"] = title
     return Extraction(kind="pdf", units=units, meta=meta, warnings=warnings)
+
+
+def extract_pdf(data: bytes, name: str, limits: Limits = Limits(),
+                cancelled: Callable[[], bool] | None = None) -> Extraction:
+    steps = read_pdf(data, name, limits, cancelled)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value

@@ -7,7 +7,9 @@ async def _train(engine, ctx):
     return await engine.train(progress=ctx.emit, cancelled=ctx.cancelled)
 
 
-async def _stage(engine, ctx, name, category=None, language=None):
+async def _stage(engine, ctx, name, category=None, language=None, max_bytes=None):
+    if max_bytes:  # the page's size limit (Settings can raise the default) also binds the engine
+        engine.library.max_bytes = int(max_bytes)
     return await engine.stage(name, ctx.payload, category=category, language=language)
 
 

@@ -20,8 +20,8 @@
     f.ctx = h('input', { type: 'number', testid: 'llm-num-ctx', min: '1024', max: '262144', step: '1024' });
     statusBox = h('div', { class: 'llm-status', testid: 'llm-status', 'aria-live': 'polite' });
     pullBox = h('div', { class: 'pull', testid: 'pull-box', hidden: true });
-    var maxMb = h('input', { type: 'number', testid: 'max-file-mb', min: '1', max: '2000', value: localStorage.getItem('quire.maxFileMB') || '200',
-      onchange: function () { localStorage.setItem('quire.maxFileMB', String(Math.max(1, Number(maxMb.value) || 200))); } });
+    var maxMb = h('input', { type: 'number', testid: 'max-file-mb', min: '1', max: '2000', value: localStorage.getItem('quire.maxFileMB') || '50',
+      onchange: function () { localStorage.setItem('quire.maxFileMB', String(Math.max(1, Number(maxMb.value) || 50))); } });
     var allowUrl = h('input', { type: 'checkbox', testid: 'allow-url-fetch', checked: localStorage.getItem('quire.allowUrlFetch') === '1',
       onchange: function () {
         localStorage.setItem('quire.allowUrlFetch', allowUrl.checked ? '1' : '0');

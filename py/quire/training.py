@@ -1,0 +1,223 @@
+"""Train: read every staged source and commit them all at once (the ``Library.train`` half).
+
+Each file is read, chunked and indexed on its own: whatever goes wrong with one
+(a damaged file, a reader bug, ``MemoryError``, a missing original) fails that
+file with the reason, and the others train.  Only a Cancel, or the final save,
+stops the whole Train; then nothing is changed.  Reading yields every
+``YIELD_EVERY`` seconds so that the worker hears a Cancel inside a long PDF.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Callable
+
+from quire import ocr as ocr_pages
+from quire import originals
+from quire.chunking import chunk_units
+from quire.extract import ExtractCancelled, ExtractError, read_steps
+from quire.retrieval.lang import detect_language
+
+Progress = Callable[[dict], None]
+INDEX_KEY = "hybrid"
+LANGUAGES = ("en", "de", "other")
+YIELD_EVERY = 0.05  # seconds of reading between chances for the worker to hear a Cancel
+# A source's passages are one stored value; Chromium refuses values over 133,169,152 bytes,
+# and a refused value would sink the whole Train's commit.  (A 100 MB text file hits this.)
+MAX_CHUNKS_VALUE = 120 * 1024 * 1024
+_log = logging.getLogger("quire.library")
+
+
+class TrainCancelled(Exception):
+    """Train was cancelled; nothing was committed."""
+
+
+class Training:
+    """``Library``'s Train: uses its store, index, sources, chunk settings and limits."""
+
+    def pending(self) -> list[dict]:
+        return [s for s in self.sources() if s["status"] == "staged"]
+
+    async def train(self, progress: Progress | None = None,
+                    cancelled: Callable[[], bool] | None = None) -> dict:
+        """Commit every staged source.  Returns counts and per-file outcomes.
+
+        Each file is read, chunked and indexed on its own: whatever goes wrong with
+        one (a damaged file, a reader bug, MemoryError, a missing original) fails
+        that file with the reason, and the others train.  Only a Cancel, or the
+        final save, stops the whole Train; then nothing is changed."""
+        report = progress or (lambda event: None)
+        staged = self.pending()
+        by_sha = {s["sha256"]: s for s in self._sources.values() if s["status"] == "trained" and s["sha256"]}
+        by_name = {s["name"]: s for s in self._sources.values() if s["status"] == "trained"}
+        counts = {"added": 0, "changed": 0, "skipped": 0, "failed": 0, "files": []}
+        puts, deletes, replaced = [], [], []
+        indexed: dict[str, tuple[dict, list[dict]]] = {}  # source id -> (trained record, chunks) now in the index
+        total = len(staged)
+        try:
+            for i, record in enumerate(staged, 1):
+                if cancelled and cancelled():
+                    raise TrainCancelled("Train was cancelled; nothing was changed")
+                name = record["name"]
+                if record["sha256"] in by_sha:
+                    known = by_sha[record["sha256"]]
+                    counts["skipped"] += 1
+                    counts["files"].append({"name": name, "outcome": "skipped", "note": f"already known as {known['name']}"})
+                    deletes += [("sources", record["id"]), *originals.deletes(record["id"], record.get("size"))]
+                    report({"stage": "skip", "file": name, "file_index": i, "files": total})
+                    continue
+                report({"stage": "extract", "file": name, "file_index": i, "files": total})
+                await asyncio.sleep(0)  # let the worker hear a cancel between files
+                step = lambda e: report({**e, "file_index": i, "files": total})  # noqa: E731
+                try:
+                    trained, chunk_dicts = await self._train_one(record, step, cancelled, indexed)
+                except (TrainCancelled, ExtractCancelled, ocr_pages.OCRStopped) as exc:
+                    raise TrainCancelled(f"Train was cancelled; nothing was changed ({exc})") from exc
+                except Exception as exc:  # MemoryError and reader bugs included: this file fails, the rest train
+                    reason = str(exc) if isinstance(exc, ExtractError) else _unexpected(name, exc)
+                    counts["failed"] += 1
+                    counts["files"].append({"name": name, "outcome": "failed", "error": reason})
+                    puts.append(("sources", record["id"], {**record, "status": "failed", "error": reason}))
+                    deletes.extend(originals.deletes(record["id"], record.get("size")))
+                    if record.get("trained"):  # read again (OCR) and failed: its old passages go too
+                        self.index.remove_source(record["id"])
+                        deletes.append(("chunks", record["id"]))
+                    report({"stage": "failed", "file": name, "file_index": i, "files": total, "error": reason})
+                    continue
+                outcome = "changed" if record.get("trained") else "added"  # trained before: read again (OCR)
+                old = by_name.get(name)
+                if old is not None and old["id"] != record["id"]:
+                    outcome = "changed"
+                    replaced.append(old)
+                trained["replaces"] = old["id"] if old else None
+                indexed[record["id"]] = (trained, chunk_dicts)
+                puts.append(("sources", record["id"], trained))
+                puts.append(("chunks", record["id"], chunk_dicts))
+                if not self.keep_originals:
+                    deletes.extend(originals.deletes(record["id"], record.get("size")))
+                counts[outcome] += 1
+                counts["files"].append({"name": name, "outcome": outcome, "chunks": len(chunk_dicts)})
+                report({"stage": "chunked", "file": name, "file_index": i, "files": total, "chunks": len(chunk_dicts)})
+
+            if cancelled and cancelled():
+                raise TrainCancelled("Train was cancelled; nothing was changed")
+            report({"stage": "index", "files": total, "chunks": sum(len(c) for _, c in indexed.values())})
+            await asyncio.sleep(0)
+            for old in replaced:
+                self.index.remove_source(old["id"])
+                deletes += [("sources", old["id"]), ("chunks", old["id"]), *originals.deletes(old["id"], old.get("size"))]
+            if indexed or replaced:
+                puts.append(("index", INDEX_KEY, self.index.to_bytes()))
+            report({"stage": "save", "files": total})
+            await self._commit(puts, deletes)
+        except BaseException:
+            await self._reload_index()  # the in-memory index must match what is stored
+            raise
+        for bucket, key in deletes:
+            if bucket == "sources":
+                self._sources.pop(key, None)
+                self._chunks_cache.pop(key, None)
+        for bucket, key, value in puts:
+            if bucket == "sources":
+                self._sources[key] = value
+        self._chunks_cache.update({source_id: chunks for source_id, (_, chunks) in indexed.items()})
+        report({"stage": "done", "files": total, **{k: v for k, v in counts.items() if k != "files"}})
+        return counts
+
+    async def _train_one(self, record: dict, report: Progress, cancelled, done: dict[str, tuple[dict, list[dict]]]):
+        """Read, OCR, chunk and index one staged source: ``(trained record, chunk dicts)``.
+
+        Raises whatever went wrong; the index is then left without this source's
+        passages (``done``: the sources this Train has already indexed)."""
+        name = record["name"]
+        data = await originals.read(self.store, record["id"])
+        if data is None:
+            raise ExtractError(f"the original of {name} was not saved (the browser refused to store it); "
+                               "remove it and add the file again")
+        steps = read_steps(name, data, max_bytes=self.max_bytes, limits=self.limits, cancelled=cancelled)
+        paused = time.monotonic()
+        while True:
+            try:
+                next(steps)
+            except StopIteration as finished:
+                extraction = finished.value
+                break
+            if time.monotonic() - paused > YIELD_EVERY:
+                await asyncio.sleep(0)  # a long PDF: let the worker hear a Cancel
+                paused = time.monotonic()
+        ocr_done, ocr_note = {}, None
+        if extraction.kind in ("pdf", "image"):
+            lang = ocr_pages.tesseract_language(record["language"], self.ocr_language)
+            try:
+                ocr_done = await ocr_pages.read_pages(
+                    extraction, record, data, self.recognise, self.store, lang=lang,
+                    force=bool(record.get("force_ocr")), cancelled=cancelled, report=report)
+            except ocr_pages.OCRUnavailable as exc:
+                ocr_note = f"{exc}: scanned pages stay unsearchable"
+            except ocr_pages.OCRStopped:
+                raise
+            except Exception as exc:  # one unreadable scan must not sink the file
+                _log.warning("OCR of %s failed", name, exc_info=True)
+                ocr_note = f"OCR failed ({exc}); scanned pages stay unsearchable"
+        del data
+        report({"stage": "chunk", "file": name, "units": len(extraction.units)})
+        chunks = chunk_units(record["id"], extraction.units, self.chunk_size, self.overlap)
+        language = record["language"] or detect_language(" ".join(c.text for c in chunks[:20]))
+        if language not in LANGUAGES:
+            language = "other"
+        chunk_dicts = [{**c.to_dict(), "id": f"{record['id']}:{n}", "n": n} for n, c in enumerate(chunks)]
+        del chunks
+        stored = sum(len(json.dumps(c["text"])) + 200 for c in chunk_dicts)  # as IDBStore will write them
+        if stored > MAX_CHUNKS_VALUE:
+            raise ExtractError(f"{name} makes {stored / 2**20:.0f} MB of passages, more than the browser stores for "
+                               f"one file ({MAX_CHUNKS_VALUE / 2**20:.0f} MB); split it into smaller files")
+        await asyncio.sleep(0)
+        try:
+            self.index.remove_source(record["id"])  # a source read again replaces its own passages
+            self.index.add_chunks(record["id"], [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
+                                  category=record["category"], language=language)
+        except BaseException:
+            await self._rebuild_index(done)  # a half-added source must not stay in the index
+            raise
+        needs_ocr = [u.location.get("page") for u in extraction.units if "needs_ocr" in u.flags]
+        if ocr_note:
+            extraction.warnings.append(ocr_note)
+        trained = {**record, "status": "trained", "kind": extraction.kind, "language": language,
+                   "units": _unit_count(extraction), "unit_label": _unit_label(extraction.kind),
+                   "chunks": len(chunk_dicts), "title": extraction.meta.get("title"),
+                   "needs_ocr_pages": [p for p in needs_ocr if p], "ocr_pages": {str(p): c for p, c in ocr_done.items()},
+                   "warnings": record["warnings"] + extraction.warnings, "trained": time.time(), "error": None}
+        return trained, chunk_dicts
+
+    async def _rebuild_index(self, done: dict[str, tuple[dict, list[dict]]]) -> None:
+        """The stored index plus the sources this Train has indexed so far."""
+        await self._reload_index()
+        for source_id, (record, chunk_dicts) in done.items():
+            self.index.remove_source(source_id)
+            self.index.add_chunks(source_id, [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
+                                  category=record["category"], language=record["language"])
+
+def _unexpected(name: str, exc: BaseException) -> str:
+    """The reason shown for an exception nobody expected; the traceback goes to the console."""
+    _log.error("training %s failed", name, exc_info=exc)
+    if isinstance(exc, MemoryError):
+        return f"{name} needs more memory than the browser tab has; split it into smaller files and add those"
+    return (f"could not train {name}: {type(exc).__name__}: {str(exc)[:200]} (this is a bug in Quire; "
+            "the browser console has the details)")
+
+
+def _unit_count(extraction) -> int:
+    """Pages, slides, sheets or chapters: what a person would count."""
+    meta = extraction.meta
+    for key in ("pages", "slides", "sheets", "chapters"):
+        if key in meta:
+            value = meta[key]
+            return len(value) if isinstance(value, (list, tuple)) else int(value)
+    return len(extraction.units)
+
+
+def _unit_label(kind: str) -> str:
+    return {"pdf": "pages", "pptx": "slides", "xlsx": "sheets", "epub": "chapters"}.get(kind, "sections")
