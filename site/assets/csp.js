@@ -75,8 +75,7 @@
   }
   // Moving between views (#library, #settings) makes new history entries: carry the confirmation along.
   function carry() {
-    var s = history.state;
-    if ((mine.server || mine.urlFetch) && !(s && s[KEY])) remember({});
+    if (mine.server || mine.urlFetch) remember({});
   }
   window.addEventListener('hashchange', carry);
   window.addEventListener('popstate', carry);

@@ -125,7 +125,11 @@
 
   /** useLocalServer(): back to Ollama's default address on this computer (allowed without a reload). */
   q.useLocalServer = function () {
-    return q.saveSettings({ url: P.DEFAULT_URL }).then(function (s) { showBanner(null); return s; });
+    return q.saveSettings({ url: P.DEFAULT_URL }).then(function (s) {
+      P.remember({ server: null });  // a later write of the old address into storage must ask again
+      showBanner(null);
+      return s;
+    });
   };
 
   /** allowUrlFetch(on): adding web pages by address, for this tab, from its next reload. */
