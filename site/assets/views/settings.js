@@ -109,7 +109,7 @@
     QuireUI.fill(banner,
       h('span', { testid: 'server-banner-text' }, 'Quire is set to send your questions and passages to ' + p.origin +
         ', which is not this computer. Nothing has been sent there yet.'),
-      h('button', { type: 'button', testid: 'server-use', onclick: function () { q.useServer(p.url); } }, 'Use this server'),
+      h('button', { type: 'button', testid: 'server-use', onclick: function () { q.useServer(p.url).catch(function () { /* the toast said why */ }); } }, 'Use this server'),
       h('button', { type: 'button', testid: 'server-local', onclick: function () {
         q.useLocalServer().then(function () { QuireUI.toast('Quire uses this computer’s server again.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
       } }, 'Switch back to this computer’s server'));
