@@ -202,7 +202,7 @@ def test_adding_a_web_address(context, built_dist, serve, website):
     wait_ready(page)
     refused = page.evaluate("(u) => quire.stage(u).then(() => 'staged', e => e.message)", website + "/open/tides.html")
     assert "switched off" in refused and "Ctrl+S" in refused
-    page.evaluate("localStorage.setItem('quire.allowUrlFetch', '1')")
+    page.evaluate("quire.allowUrlFetch(true)")  # the Settings switch: it counts only when flipped in this tab
     page.reload()
     wait_ready(page)
     rec = page.evaluate("(u) => quire.stage(u)", website + "/open/tides.html")[0]

@@ -44,10 +44,11 @@
   function stageUrl(url, category) {
     var parsed;
     try { parsed = new URL(url); } catch (e) { return Promise.reject(new Error('“' + url + '” is not a web address.')); }
-    if (localStorage.getItem('quire.allowUrlFetch') !== '1') {
+    // csp.js decided at load: on only if switched on in this tab (a stored flag alone could be forged).
+    if (!self.QuirePrivacy.urlFetch) {
       return Promise.reject(new Error('Adding by web address is switched off: Quire’s privacy lock stops this page from ' +
         'contacting any website. Save the page from your browser (Ctrl+S, “Web page, HTML only”) and drop the file here, ' +
-        'or allow adding by address in Settings.'));
+        'or allow adding by address in Settings (it then applies to this tab after a reload).'));
     }
     return fetch(parsed.href, { mode: 'cors', credentials: 'omit', referrerPolicy: 'no-referrer' }).then(function (resp) {
       if (!resp.ok) throw new Error(parsed.host + ' answered ' + resp.status + ' ' + resp.statusText + '.');
@@ -123,13 +124,17 @@
     });
   };
 
-  /** saveSettings({url, kind, chat_model, embed_model, temperature, num_ctx}) -> status.
+  /** saveSettings({url, kind, chat_model, embed_model, temperature, num_ctx}, {confirm: origin}) -> status.
+   * A server on another computer needs {confirm: its origin}: the person agreed to send it
+   * their questions and passages (Settings asks, naming the host).
    * The page may only reach the server chosen when it opened (Content-Security-Policy):
    * a new address is remembered for csp.js and needs a reload. */
-  q.saveSettings = function (changes) {
-    return q._call('saveLlmSettings', [changes]).then(function (status) {
+  q.saveSettings = function (changes, opts) {
+    var confirm = (opts || {}).confirm || null;
+    return q._call('saveLlmSettings', [changes, confirm]).then(function (status) {
       var origin = new URL(status.settings.url).origin;
       localStorage.setItem('quire.llm.url', status.settings.url);
+      if (!QuirePrivacy.isLoopback(status.settings.url)) QuirePrivacy.remember({ server: origin });
       status.needsReload = (self.QUIRE_LLM_ORIGINS || []).indexOf(origin) < 0;
       document.dispatchEvent(new CustomEvent('quire:llm-status', { detail: status }));
       return status;

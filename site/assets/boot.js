@@ -199,6 +199,7 @@
         if (msg.stage === 'libraries') { state.timings.libraries = workerTime(msg); break; }
         setStage(msg.stage, workerTime(msg));
         if (msg.stage === 'ready') {
+          confirmServer();
           state.versions = Object.assign({ pyodide: msg.pyodide }, msg.versions);
           badge('ready', 'Engine ready');
           renderFacts();
@@ -248,6 +249,15 @@
       case 'alive': state.marks['worker-alive'] = performance.now(); break;
       default: console.warn('Quire: unknown message from the engine', msg);
     }
+  }
+
+  /* The engine refuses a model server on another computer until told the person confirmed it
+   * in this tab (csp.js read that from this tab's history entry).  Sent before any other call
+   * can be, so no request races ahead of it. */
+  function confirmServer() {
+    var origin = self.QuirePrivacy && QuirePrivacy.confirmed;
+    if (!origin) return;
+    worker.postMessage({ type: 'call', id: nextId++, method: 'py', name: 'llmConfirm', argsJson: JSON.stringify([[origin]]) });
   }
 
   function startEngine() {
@@ -428,7 +438,7 @@
   $('[data-testid="mode-status"]').textContent = mode === 'file' ? 'Opened from disk' : 'Served over http';
   if (!B) { fail('no-bundle'); return; }
   // Without csp.js the page would only have the broad first policy: refuse to run like that.
-  if (!self.QUIRE_LLM_ORIGINS) { fail('missing', 'assets/csp.js'); return; }
+  if (!self.QUIRE_LLM_ORIGINS || !self.QuirePrivacy) { fail('missing', 'assets/csp.js'); return; }
   $('[data-testid="build-status"]').textContent = 'Build ' + B.build;
   progress();
   if (typeof WebAssembly !== 'object' || typeof WebAssembly.instantiate !== 'function') { fail('no-wasm'); return; }

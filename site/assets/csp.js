@@ -1,22 +1,96 @@
-/* Narrow the page's Content-Security-Policy to the one LLM server the person configured.
- * index.html already allows only the bundle and loopback hosts; a second policy can
- * only tighten, so the page may then reach the bundle and exactly this origin. */
+/* The privacy lock: narrow the page's Content-Security-Policy to the model server the person
+ * chose, and admit a server on another computer only once they confirmed it in this tab.
+ *
+ * index.html allows only the bundle and http(s); a second policy can only tighten, so the
+ * page may then reach the bundle and exactly the origins listed here.  Storage cannot be
+ * trusted for the choice: on file:// every local page shares it, and a "saved web page"
+ * can write a new server address into it.  So a loopback address (127.0.0.0/8, localhost,
+ * [::1]) is used as stored, and any other address only when this tab's own history entry
+ * (history.state, which only this document can write) says the person confirmed that very
+ * origin here.  Otherwise the page keeps this computer's server and Settings asks.
+ * The same rule holds for "allow adding web pages by address".
+ */
 (function () {
   'use strict';
-  var DEFAULT_ORIGINS = ['http://127.0.0.1:11434', 'http://localhost:11434'];
+  var DEFAULT_URL = 'http://127.0.0.1:11434';
+  var DEFAULT_ORIGINS = [DEFAULT_URL, 'http://localhost:11434'];
+  var KEY = 'quirePrivacy';  // history.state[KEY] = {server: origin, urlFetch: true}
+
+  function parse(url) {
+    try {
+      var u = new URL(url);
+      return /^https?:$/.test(u.protocol) ? u : null;
+    } catch (e) { return null; }
+  }
+
+  /* The same rule as quire.llm.loopback.is_loopback (tests run one table through both). */
+  function isLoopback(url) {
+    var u = parse(url);
+    if (!u) return false;
+    var h = u.hostname;  // already in the browser's form: 0x7f.1 is 127.0.0.1 here
+    return h === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(h) || h === '[::1]' || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(h);
+  }
+
+  function originOf(url) {
+    var u = parse(url);
+    return u ? u.origin : null;
+  }
+
+  // Inside a frame another page could click for the person: confirmations never count there.
+  var framed = false;
+  try { framed = window.top !== window.self; } catch (e) { framed = true; }
+  var kept = !framed && history.state && typeof history.state === 'object' && history.state[KEY] || {};
+  var mine = { server: typeof kept.server === 'string' ? kept.server : null, urlFetch: kept.urlFetch === true };
+
+  var stored = null;
+  try { stored = localStorage.getItem('quire.llm.url'); } catch (e) { /* storage blocked: the defaults */ }
   var origins = DEFAULT_ORIGINS;
-  try {
-    var configured = localStorage.getItem('quire.llm.url');
-    if (configured) origins = [new URL(configured).origin];
-  } catch (e) { /* storage blocked or a bad URL: keep the defaults */ }
-  var extra = '';
-  try {
-    // Adding sources by web address is off unless the person switched it on in Settings.
-    if (localStorage.getItem('quire.allowUrlFetch') === '1') extra = ' http: https:';
-  } catch (e) { /* keep it off */ }
+  var pending = null;
+  var confirmed = null;
+  var storedOrigin = stored && originOf(stored);
+  if (storedOrigin && isLoopback(stored)) {
+    origins = [storedOrigin];
+  } else if (storedOrigin && mine.server === storedOrigin) {
+    origins = [storedOrigin];
+    confirmed = storedOrigin;
+  } else if (storedOrigin) {
+    pending = { url: stored, origin: storedOrigin, host: parse(stored).host };  // keep this computer's server
+  }
+  // Adding sources by web address: on only if switched on in this tab (the stored flag alone is not enough).
+  var urlFetch = mine.urlFetch;
+
   var meta = document.createElement('meta');
   meta.httpEquiv = 'Content-Security-Policy';
-  meta.content = "connect-src 'self' data: blob: " + origins.join(' ') + extra;
+  meta.content = "connect-src 'self' data: blob: " + origins.join(' ') + (urlFetch ? ' http: https:' : '');
   document.head.appendChild(meta);
+
+  /* Record a confirmation in this tab's history entry; it takes effect at the next reload. */
+  function remember(changes) {
+    if (framed) return false;
+    Object.keys(changes).forEach(function (k) { mine[k] = changes[k]; });
+    var state = Object.assign({}, history.state && typeof history.state === 'object' ? history.state : {});
+    state[KEY] = { server: mine.server, urlFetch: mine.urlFetch };
+    history.replaceState(state, '', location.href);
+    return true;
+  }
+  // Moving between views (#library, #settings) makes new history entries: carry the confirmation along.
+  function carry() {
+    if (mine.server || mine.urlFetch) remember({});
+  }
+  window.addEventListener('hashchange', carry);
+  window.addEventListener('popstate', carry);
+
   self.QUIRE_LLM_ORIGINS = origins;
+  self.QuirePrivacy = {
+    DEFAULT_URL: DEFAULT_URL,
+    isLoopback: isLoopback,
+    origin: originOf,
+    origins: origins,      // what connect-src allows for the model server
+    pending: pending,      // a stored server on another computer, not confirmed in this tab
+    confirmed: confirmed,  // the other computer's server confirmed in this tab, in use
+    urlFetch: urlFetch,    // adding web pages by address is allowed in this page
+    framed: framed,
+    remember: remember,
+    remembered: function () { return { server: mine.server, urlFetch: mine.urlFetch }; },
+  };
 })();

@@ -1,10 +1,12 @@
-/* Privacy: everything Quire keeps (what, how big, where), the live log of every network
- * request this page made, and the vault: export everything, import on another machine. */
+/* Privacy: where data may go (the model server, adding by address, who shares this storage),
+ * everything Quire keeps (what, how big, where), the live log of every network request this
+ * page made, and the vault: export everything, import on another machine. */
 (function () {
   'use strict';
   var h = QuireUI.h;
   var q = self.quire;
-  var inventory, largest, netBody, netSummary, vaultMsg, fileInput, importBtn, exportBtn;
+  var P = self.QuirePrivacy;
+  var inventory, largest, netBody, netSummary, vaultMsg, fileInput, importBtn, exportBtn, serverBox;
   var KIND = { bundle: 'Quire’s own files', 'in-page': 'inside the page', llm: 'your model server', loopback: 'this machine', other: 'elsewhere' };
 
   function init(root) {
@@ -18,10 +20,12 @@
     importBtn = h('button', { type: 'button', testid: 'vault-import', disabled: true, onclick: doImport }, 'Import');
     exportBtn = h('button', { type: 'button', class: 'primary', testid: 'vault-export', onclick: doExport }, 'Export vault…');
 
+    serverBox = h('div', { testid: 'privacy-server' });
     root.append(
       h('div', { class: 'view-head' }, h('h2', null, 'Privacy'),
         h('span', { class: 'muted small' }, 'Everything below lives in this browser. Nothing is sent anywhere but the model server you chose.'),
         h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'privacy-refresh', onclick: render }, 'Refresh')),
+      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, 'Where your data can go')), serverBox, sharing()),
       h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, 'What Quire keeps')), inventory, largest),
       h('div', { class: 'card pg-card' },
         h('div', { class: 'pg-card-head' }, h('h3', null, 'Network requests since this page opened'), h('span', { class: 'muted small' }, 'live · newest first')),
@@ -41,13 +45,48 @@
         vaultMsg));
     q.networkLog().forEach(row);
     document.addEventListener('quire:network', function (e) { row(e.detail); summary(); });
+    document.addEventListener('quire:llm-status', function (e) { if (e.detail && e.detail.settings) server(e.detail.settings); });
     summary();
   }
 
   function show() { render(); }
 
   function render() {
+    q._call('llmSettings').then(server, function () {});
     return q.privacy().then(draw, function (err) { QuireUI.fill(inventory, h('p', { class: 'fix', role: 'alert' }, err.message)); });
+  }
+
+  /* ---- where data can go ---- */
+
+  /* Who else can read this storage: on file:// every page opened from disk. */
+  function sharing() {
+    if (location.protocol === 'file:') {
+      return h('p', { class: 'fix', testid: 'privacy-storage-note', dataset: { mode: 'file' } },
+        h('strong', null, 'Opened from disk (file://): '),
+        'every HTML file you open from disk in this browser shares Quire’s storage, so such a page — a saved web page, say — ' +
+        'can read your library and change Quire’s settings. Quire cannot stop that reading; it does refuse to send anything to a model ' +
+        'server or website that you did not confirm in this tab. To give the library its own origin that no other page shares, run ',
+        h('code', null, 'python serve.py'), ' in the Quire folder and open the address it prints.');
+    }
+    return h('p', { class: 'muted', testid: 'privacy-storage-note', dataset: { mode: 'http' } },
+      'Served from ', h('code', null, location.origin), ': only pages from this origin share Quire’s storage. ',
+      h('code', null, 'python serve.py'), ' serves Quire alone on its own origin; on a shared web host, other pages of the same origin can read the library too.');
+  }
+
+  function server(settings) {
+    var url = settings.url;
+    var origin = P.origin(url) || url;
+    var state = P.isLoopback(url) ? 'loopback' : P.confirmed === origin ? 'confirmed' : 'unconfirmed';
+    var text = {
+      loopback: 'on this computer (a loopback address): your questions and passages stay on this machine.',
+      confirmed: 'on another computer, confirmed by you in this tab: your questions and passages are sent there.',
+      unconfirmed: 'on another computer and not confirmed in this tab: Quire sends nothing there. Settings asks you to confirm it or switch back.',
+    }[state];
+    QuireUI.fill(serverBox,
+      h('p', { testid: 'privacy-server-state', dataset: { state: state } }, h('strong', null, 'Model server: '), h('code', null, origin), ' — ', text),
+      h('p', { class: 'muted', testid: 'privacy-url-fetch', dataset: { state: P.urlFetch ? 'on' : 'off' } },
+        h('strong', null, 'Adding web pages by address: '),
+        P.urlFetch ? 'on in this tab: the page may contact the sites whose addresses you add.' : 'off: the page contacts no website.'));
   }
 
   function draw(p) {

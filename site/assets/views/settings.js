@@ -1,10 +1,16 @@
-/* Settings: the model server (status with the exact fix, models, pulling), and library options. */
+/* Settings: the model server (status with the exact fix, models, pulling), and library options.
+ *
+ * Privacy (see csp.js): a server on another computer is used only once the person confirmed
+ * it in this tab.  Typing such an address shows who will receive their questions and
+ * passages, and Save needs a tick naming the host; a stored one (from a vault, an older
+ * session, or another local page) brings up a banner asking before anything is sent. */
 (function () {
   'use strict';
   var h = QuireUI.h;
   var q = self.quire;
+  var P = self.QuirePrivacy;
   var f = {};
-  var statusBox, pullBox, badge;
+  var statusBox, pullBox, badge, remoteBox, remoteOk, banner;
 
   function field(label, control, hint) {
     return h('label', { class: 'field' }, h('span', null, label), control, hint ? h('small', { class: 'muted' }, hint) : null);
@@ -13,7 +19,9 @@
   function init(root) {
     badge = document.querySelector('[data-testid="llm-badge"]');
     f.kind = h('select', { testid: 'llm-kind' }, h('option', { value: 'ollama' }, 'Ollama'), h('option', { value: 'openai' }, 'OpenAI-compatible (llama.cpp server, LM Studio)'));
-    f.url = h('input', { type: 'url', testid: 'llm-url', placeholder: 'http://127.0.0.1:11434' });
+    f.url = h('input', { type: 'url', testid: 'llm-url', placeholder: P.DEFAULT_URL, oninput: function () { warnRemote(); } });
+    remoteOk = h('input', { type: 'checkbox', testid: 'llm-remote-confirm' });
+    remoteBox = h('div', { class: 'fix', testid: 'llm-remote-warning', role: 'alert', hidden: true });
     f.chat = h('select', { testid: 'llm-chat-model' });
     f.embed = h('select', { testid: 'llm-embed-model' });
     f.temperature = h('input', { type: 'number', testid: 'llm-temperature', min: '0', max: '2', step: '0.1' });
@@ -22,10 +30,10 @@
     pullBox = h('div', { class: 'pull', testid: 'pull-box', hidden: true });
     var maxMb = h('input', { type: 'number', testid: 'max-file-mb', min: '1', max: '2000', value: localStorage.getItem('quire.maxFileMB') || '50',
       onchange: function () { localStorage.setItem('quire.maxFileMB', String(Math.max(1, Number(maxMb.value) || 50))); } });
-    var allowUrl = h('input', { type: 'checkbox', testid: 'allow-url-fetch', checked: localStorage.getItem('quire.allowUrlFetch') === '1',
+    var allowUrl = h('input', { type: 'checkbox', testid: 'allow-url-fetch', checked: P.remembered().urlFetch,
       onchange: function () {
-        localStorage.setItem('quire.allowUrlFetch', allowUrl.checked ? '1' : '0');
-        QuireUI.toast('Takes effect after a reload: the privacy lock is set when the page opens.');
+        q.allowUrlFetch(allowUrl.checked);
+        QuireUI.toast('Takes effect after a reload of this tab: the privacy lock is set when the page opens.');
       } });
 
     var keep = h('input', { type: 'checkbox', testid: 'keep-originals', checked: true,
@@ -53,7 +61,7 @@
         h('p', { class: 'muted' }, 'Optional. Without one, Quire still searches, answers with the best passages and builds study material. Nothing is sent anywhere but this server.'),
         statusBox, pullBox,
         h('form', { class: 'grid-form', onsubmit: function (e) { e.preventDefault(); save(); } },
-          field('Server', f.kind), field('Address', f.url, 'Ollama listens on http://127.0.0.1:11434 by default.'),
+          field('Server', f.kind), field('Address', f.url, 'Ollama listens on http://127.0.0.1:11434 by default.'), remoteBox,
           field('Chat model', f.chat), field('Embedding model', f.embed, 'Adds meaning-based search next to keyword search.'),
           field('Temperature', f.temperature), field('Context size (tokens)', f.ctx),
           h('div', { class: 'add-row' }, h('button', { type: 'submit', class: 'primary', testid: 'llm-save' }, 'Save'),
@@ -63,10 +71,72 @@
         field('Largest file to add (MB)', maxMb),
         h('label', { class: 'inline' }, keep, ' Keep original files in this browser (lets citations show the whole page later)'),
         field('Language of scanned pages (OCR)', ocrLang), ocrNote,
-        h('label', { class: 'inline' }, allowUrl, ' Allow adding web pages by address (the page may then contact the sites you add)')));
+        h('label', { class: 'inline' }, allowUrl, ' Allow adding web pages by address in this tab (the page may then contact the sites you add)')));
     document.addEventListener('quire:llm-status', function (e) { render(e.detail); });
     document.addEventListener('quire:ready', function () { refresh(); });
+    showBanner(P.pending);
   }
+
+  /* ---- a server on another computer ---- */
+
+  function hostOf(url) { try { return new URL(url).host; } catch (e) { return url; } }
+
+  /* Under the address: who receives the questions and passages, and the tick Save needs. */
+  function warnRemote() {
+    var url = f.url.value.trim();
+    var origin = P.origin(url);
+    var remote = !!origin && !P.isLoopback(url);
+    remoteBox.hidden = !remote;
+    if (!remote) return;
+    if (remoteBox.dataset.origin !== origin) remoteOk.checked = P.remembered().server === origin;
+    remoteBox.dataset.origin = origin;
+    QuireUI.fill(remoteBox,
+      h('p', null, h('strong', null, 'Questions and passages will be sent to ' + hostOf(url) + '.'),
+        ' That is not this computer: whoever runs that server can read every question you ask and the passages from your documents that go with it.'),
+      h('label', { class: 'inline' }, remoteOk, ' Send my questions and passages to ' + hostOf(url)));
+  }
+
+  /* At load (or when the engine reports it): a stored server on another computer, not yet confirmed here. */
+  function showBanner(p) {
+    if (!banner) {
+      banner = h('div', { class: 'update-banner server-banner', testid: 'server-banner', role: 'alert', hidden: true });
+      var top = document.querySelector('[data-testid="update-banner"]');
+      top.parentNode.insertBefore(banner, top.nextSibling);
+    }
+    banner.hidden = !p;
+    if (!p) return;
+    banner.dataset.origin = p.origin;
+    QuireUI.fill(banner,
+      h('span', { testid: 'server-banner-text' }, 'Quire is set to send your questions and passages to ' + p.origin +
+        ', which is not this computer. Nothing has been sent there yet.'),
+      h('button', { type: 'button', testid: 'server-use', onclick: function () { q.useServer(p.url).catch(function () { /* the toast said why */ }); } }, 'Use this server'),
+      h('button', { type: 'button', testid: 'server-local', onclick: function () {
+        q.useLocalServer().then(function () { QuireUI.toast('Quire uses this computer’s server again.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
+      } }, 'Switch back to this computer’s server'));
+  }
+
+  /** useServer(url): the person confirmed a server on another computer; the page reloads to admit it. */
+  q.useServer = function (url) {
+    var origin = P.origin(url);
+    return q.saveSettings({ url: url }, { confirm: origin }).then(function () {
+      location.reload();
+    }, function (e) { QuireUI.toast(e.message, 'error'); throw e; });
+  };
+
+  /** useLocalServer(): back to Ollama's default address on this computer (allowed without a reload). */
+  q.useLocalServer = function () {
+    return q.saveSettings({ url: P.DEFAULT_URL }).then(function (s) {
+      P.remember({ server: null });  // a later write of the old address into storage must ask again
+      showBanner(null);
+      return s;
+    });
+  };
+
+  /** allowUrlFetch(on): adding web pages by address, for this tab, from its next reload. */
+  q.allowUrlFetch = function (on) {
+    P.remember({ urlFetch: !!on });
+    return { allowed: P.urlFetch, afterReload: !!on };
+  };
 
   function options(select, models, want, capability, current) {
     QuireUI.clear(select).appendChild(h('option', { value: '' }, models.length ? '— none —' : '— no models found —'));
@@ -76,11 +146,15 @@
     select.value = current || '';
   }
 
-  var LABEL = { connected: 'connected', not_running: 'not running', cors_refused: 'refused by CORS', model_missing: 'model missing' };
+  var LABEL = { connected: 'connected', not_running: 'not running', cors_refused: 'refused by CORS', model_missing: 'model missing',
+    unconfirmed: 'waiting for your confirmation' };
 
   function render(s) {
     var st = s.settings;
     f.kind.value = st.kind; f.url.value = st.url; f.temperature.value = st.temperature; f.ctx.value = st.num_ctx;
+    warnRemote();
+    if (s.status === 'unconfirmed') showBanner({ url: s.url, origin: s.origin });
+    else if (P.isLoopback(st.url) && !P.pending) showBanner(null);
     options(f.chat, s.models || [], st.chat_model, 'completion', st.chat_model);
     options(f.embed, s.models || [], st.embed_model, 'embedding', st.embed_model);
     badge.hidden = false;
@@ -100,8 +174,18 @@
   }
 
   function save() {
-    q.saveSettings({ kind: f.kind.value, url: f.url.value.trim() || 'http://127.0.0.1:11434', chat_model: f.chat.value,
-      embed_model: f.embed.value, temperature: Number(f.temperature.value), num_ctx: Number(f.ctx.value) })
+    var url = f.url.value.trim() || P.DEFAULT_URL;
+    var origin = P.origin(url);
+    var remote = !!origin && !P.isLoopback(url);
+    if (remote && !remoteOk.checked) {
+      warnRemote();
+      QuireUI.toast('Not saved: tick “Send my questions and passages to ' + hostOf(url) + '” to use that server, ' +
+        'or enter this computer’s address (' + P.DEFAULT_URL + ').', 'error');
+      remoteOk.focus();
+      return;
+    }
+    q.saveSettings({ kind: f.kind.value, url: url, chat_model: f.chat.value,
+      embed_model: f.embed.value, temperature: Number(f.temperature.value), num_ctx: Number(f.ctx.value) }, { confirm: remote ? origin : null })
       .then(function () { QuireUI.toast('Settings saved.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
   }
 
