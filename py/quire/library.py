@@ -33,7 +33,7 @@ from quire.extract import MAX_BYTES
 from quire import ocr as ocr_pages
 from quire.retrieval.index import HybridIndex
 from quire.retrieval.lang import detect_language
-from quire.store import StoreFullError
+from quire.store import StoreFullError, full_message
 
 Progress = Callable[[dict], None]
 INDEX_KEY = "hybrid"
@@ -93,17 +93,85 @@ class Library:
         self.chunk_size, self.overlap, self.max_bytes = chunk_size, overlap, max_bytes
         self.keep_originals = keep_originals
         self._chunks_cache: dict[str, list[dict]] = {}
+        self.repaired: list[str] = []  # sources whose index entries open() had to rebuild
+        self._unsaved: list = []  # source records a repair changed, until save_index()
 
     @classmethod
-    async def open(cls, store, **options) -> "Library":
-        """Load the source list and the saved index: no recomputation."""
+    async def open(cls, store, *, repair: str = "save", **options) -> "Library":
+        """Load the source list and the saved index, repairing the index if it does not
+        match the stored passages (``repair_index``); otherwise no recomputation.
+        ``repair="memory"`` leaves saving the repair to ``save_index()`` (the browser
+        does that once it holds the one-writer lock)."""
         saved = await store.get("settings", "library") or {}
         options.setdefault("keep_originals", saved.get("keep_originals", True))
         options.setdefault("ocr_language", saved.get("ocr_language", "auto"))
         sources = await store.all("sources")
         blob = await store.get("index", INDEX_KEY)
-        index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
-        return cls(store, index, sources, **options)
+        try:
+            index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
+        except Exception:  # unreadable: rebuilt from the stored passages below
+            index = HybridIndex()
+        library = cls(store, index, sources, **options)
+        library.repaired = await library.repair_index(save=repair == "save")
+        return library
+
+    async def repair_index(self, save: bool = True) -> list[str]:
+        """Make the index hold exactly the passages of the trained sources; returns the
+        names of sources it had to fix.  Cheap when nothing is wrong (counts only).
+
+        Two tabs training at once used to overwrite each other's index, leaving sources
+        listed as trained but not findable, and Train skips sources it thinks it knows.
+
+        >>> import asyncio
+        >>> from quire.store import MemoryStore
+        >>> store = MemoryStore()
+        >>> lib = asyncio.run(Library.open(store))
+        >>> _ = asyncio.run(lib.stage("a.md", b"Glaciers carve valleys.")); _ = asyncio.run(lib.train())
+        >>> store.data["index"].clear()  # the index lost its only source
+        >>> lib = asyncio.run(Library.open(store)); _ = asyncio.run(lib.load_chunks())
+        >>> lib.repaired, [h["source"] for h in lib.search("glaciers")]
+        (['a.md'], ['a.md'])
+        """
+        # chunk ids are "<source id>:<n>"; only live ones are in _serial_of
+        indexed: dict[str, int] = {}
+        for chunk_id in self.index._serial_of:
+            sid = chunk_id.rsplit(":", 1)[0]
+            indexed[sid] = indexed.get(sid, 0) + 1
+        fixed, puts = [], []
+        for sid in [s for s in indexed if s not in self._sources]:
+            self.index.remove_source(sid)  # a removed source's passages
+            fixed.append(sid)
+        for sid, record in list(self._sources.items()):
+            if record["status"] != "trained" or indexed.get(sid, 0) == record.get("chunks", 0) > 0:
+                continue
+            chunks = await self.store.get("chunks", sid) or []
+            if chunks and indexed.get(sid, 0) == len(chunks):
+                continue
+            self.index.remove_source(sid)
+            if chunks:
+                self.index.add_chunks(sid, [c["id"] for c in chunks], [c["text"] for c in chunks],
+                                      category=record.get("category"), language=record.get("language"))
+            elif record.get("chunks", 0) > 0:  # its passages are gone: read it again if the original is kept
+                again = await self.store.get("originals", sid) is not None
+                record = {**record, "status": "staged" if again else "failed",
+                          "error": None if again else "its passages were lost; add the file again"}
+                self._sources[sid] = record
+                puts.append(("sources", sid, record))
+            else:
+                continue
+            fixed.append(record["name"])
+        self._unsaved = puts
+        if fixed and save:
+            try:
+                await self.save_index()
+            except OSError:  # a full disk: the repaired index still serves this session
+                pass
+        return fixed
+
+    async def save_index(self) -> None:
+        """Store the index as it is in memory, with source records a repair changed."""
+        await self._commit(self._unsaved + [("index", INDEX_KEY, self.index.to_bytes())])
+        self._unsaved = []
 
     # ------------------------------------------------------------------ staging
     def sources(self) -> list[dict]:
@@ -411,9 +479,12 @@ class Library:
         try:
             await self.store.commit(puts, deletes)
         except StoreFullError as exc:
-            raise LibraryError(
-                "The browser refused to save: storage is full. Nothing was changed. Remove sources you no "
-                "longer need (or turn off keeping originals in Settings) and try again.") from exc
+            raise LibraryError(full_message(exc, self.largest())) from exc
+
+    def largest(self, n: int = 3) -> list[tuple[str, int]]:
+        """(name, bytes) of the biggest sources: what to remove when the disk is full."""
+        return sorted(((s["name"], int(s.get("size") or 0)) for s in self._sources.values()),
+                      key=lambda r: -r[1])[:n]
 
     async def _reload_index(self) -> None:
         blob = await self.store.get("index", INDEX_KEY)
