@@ -111,7 +111,15 @@ var QuireStore = (function () {
         Promise.resolve(fn(t)).then(function (r) { result = r; }, function (err) { try { t.abort(); } catch (e) {} reject(translate(err, what)); });
         t.oncomplete = function () { resolve(result); };
         t.onerror = function () { reject(translate(t.error, what)); };
-        t.onabort = function () { reject(translate(t.error || new Error('storage transaction aborted'), what)); };
+        t.onabort = function () {
+          // A read cut short because another write's I/O error closed the connection: read again.
+          if (mode === 'readonly' && !retried) {
+            conn.reset();
+            resolve(run(conn, stores, mode, fn, what, true));
+            return;
+          }
+          reject(translate(t.error || new Error('storage transaction aborted'), what));
+        };
       });
     });
   }
