@@ -18,6 +18,10 @@ pytestmark = pytest.mark.browser
 FILES = {"glacier.md": "# Ice\nGlaciers carve U-shaped valleys.", "dune.md": "# Sand\nBarchan dunes migrate downwind.",
          "magma.md": "# Fire\nRhyolite is a felsic volcanic rock."}
 WORDS = {"glacier.md": "glaciers valleys", "dune.md": "barchan dunes", "magma.md": "rhyolite felsic"}
+# Chromium compresses what it stores (snappy): test writes are random, so they take their size.
+NOISE = """n => { const b = new Uint8Array(n);
+  for (let i = 0; i < n; i += 65536) crypto.getRandomValues(b.subarray(i, Math.min(n, i + 65536)));
+  return b; }"""
 RAW = ("DataError", "IOError", "JsException", "InvalidStateError", "UnknownError", "FILE_ERROR")
 
 
@@ -95,8 +99,9 @@ def test_full_disk_fails_cleanly_and_loses_nothing(playwright_instance, built_di
     fill(small_disk)
     assert_translated(attempt(page, "quire.train()"), "Train")
     fill(small_disk)
-    # long enough to need new pages on the disk (a short one can fit in a page's unused tail)
-    assert_translated(attempt(page, "quire.ask('Where do dunes go? ' + 'Barchan dunes move. '.repeat(3000))"), "ask")
+    # long and random enough to need new pages on the disk (a short one fits in a page's unused tail)
+    long_question = f"'Where do dunes go? ' + ({NOISE})(150000).toBase64()"
+    assert_translated(attempt(page, f"quire.ask({long_question})"), "ask")
     fill(small_disk)
     assert_translated(attempt(page, "quire.importVault(window.vault, {mode: 'replace'})"), "vault import")
     # what this tab knows is untouched, and reads still work on the reopened connection
@@ -125,7 +130,7 @@ def test_a_large_write_is_refused_before_it_starts(playwright_instance, built_di
     fill(small_disk)
     with open(small_disk / "filler0", "r+b") as f:  # leave 10 MB free
         f.truncate(os.path.getsize(small_disk / "filler0") - 10_000_000)
-    message = attempt(page, "quire.stage({name: 'big.txt', data: new Uint8Array(30e6).fill(65)})")
+    message = attempt(page, f"quire.stage({{name: 'big.pdf', data: ({NOISE})(30e6)}})")
     assert_translated(message, "stage 30 MB")
     assert "this needs about 30." in message, message
     assert os.statvfs(small_disk).f_bavail * os.statvfs(small_disk).f_frsize > 5_000_000  # nothing half-written

@@ -42,7 +42,8 @@ WRITES = {name: "wait" for name in (
     "stage", "stageText", "reject", "train", "setCategory", "remove", "setForceOcr", "setOcrLanguage",
     "setLanguage", "setKeepOriginals", "embed", "studyImport", "repairIndex")}
 WRITES |= {"eraseAll": "cancel", "importVault": "cancel", "reloadLibrary": "shared"}
-# Writes larger than this check the free space first (a small one fails cleanly if it must).
+# Where the disk cannot be probed (file:// pages), writes larger than this check the
+# browser's storage estimate first.
 CHECK_ABOVE = 1_000_000
 GENERATION_KEY = "library_generation"  # in "settings": changes with every library write
 
@@ -103,6 +104,17 @@ class IDBStore:
             return None
         return max(int(e["quota"]) - int(e["usage"]), 0)
 
+    async def _check_room(self, needed: int) -> None:
+        """Refuse a write the disk cannot take before IndexedDB sees it: Chromium may delete
+        the whole database after a write torn by a full disk (see ``QuireStore.room``)."""
+        room = await js.QuireStore.room(needed + SPARE)
+        if room is False:
+            raise StoreFullError("checked before writing", needed=needed, free=None)
+        if room is None and needed > CHECK_ABOVE:  # no scratch file here: the browser's estimate
+            free = await self.free_space()
+            if free is not None and needed + SPARE > free:
+                raise StoreFullError("checked before writing", needed=needed, free=free)
+
     async def commit(self, puts=(), deletes=()):
         puts, deletes = list(puts), list(deletes)
         if not puts and not deletes:
@@ -114,10 +126,7 @@ class IDBStore:
         js_puts = [[b, k, to_js(bytes(v)) if isinstance(v, (bytes, bytearray, memoryview)) else json.dumps(v)]
                    for b, k, v in puts]
         needed = sum(len(v) if isinstance(v, str) else v.length for _, _, v in js_puts)
-        if needed > CHECK_ABOVE:  # refuse before writing: a disk filled to the last byte hurts everything after
-            free = await self.free_space()
-            if free is not None and needed + SPARE > free:
-                raise StoreFullError("checked before writing", needed=needed, free=free)
+        await self._check_room(needed)
         try:
             await js.QuireStore.library.commit(_to_js(js_puts), _to_js([list(d) for d in deletes]))
         except JsException as exc:

@@ -116,57 +116,10 @@ class Library:
         return library
 
     async def repair_index(self, save: bool = True) -> list[str]:
-        """Make the index hold exactly the passages of the trained sources; returns the
-        names of sources it had to fix.  Cheap when nothing is wrong (counts only).
+        """Make the index hold exactly the trained sources' passages (``quire.repair``)."""
+        from quire.repair import repair_index
 
-        Two tabs training at once used to overwrite each other's index, leaving sources
-        listed as trained but not findable, and Train skips sources it thinks it knows.
-
-        >>> import asyncio
-        >>> from quire.store import MemoryStore
-        >>> store = MemoryStore()
-        >>> lib = asyncio.run(Library.open(store))
-        >>> _ = asyncio.run(lib.stage("a.md", b"Glaciers carve valleys.")); _ = asyncio.run(lib.train())
-        >>> store.data["index"].clear()  # the index lost its only source
-        >>> lib = asyncio.run(Library.open(store)); _ = asyncio.run(lib.load_chunks())
-        >>> lib.repaired, [h["source"] for h in lib.search("glaciers")]
-        (['a.md'], ['a.md'])
-        """
-        # chunk ids are "<source id>:<n>"; only live ones are in _serial_of
-        indexed: dict[str, int] = {}
-        for chunk_id in self.index._serial_of:
-            sid = chunk_id.rsplit(":", 1)[0]
-            indexed[sid] = indexed.get(sid, 0) + 1
-        fixed, puts = [], []
-        for sid in [s for s in indexed if s not in self._sources]:
-            self.index.remove_source(sid)  # a removed source's passages
-            fixed.append(sid)
-        for sid, record in list(self._sources.items()):
-            if record["status"] != "trained" or indexed.get(sid, 0) == record.get("chunks", 0) > 0:
-                continue
-            chunks = await self.store.get("chunks", sid) or []
-            if chunks and indexed.get(sid, 0) == len(chunks):
-                continue
-            self.index.remove_source(sid)
-            if chunks:
-                self.index.add_chunks(sid, [c["id"] for c in chunks], [c["text"] for c in chunks],
-                                      category=record.get("category"), language=record.get("language"))
-            elif record.get("chunks", 0) > 0:  # its passages are gone: read it again if the original is kept
-                again = await self.store.get("originals", sid) is not None
-                record = {**record, "status": "staged" if again else "failed",
-                          "error": None if again else "its passages were lost; add the file again"}
-                self._sources[sid] = record
-                puts.append(("sources", sid, record))
-            else:
-                continue
-            fixed.append(record["name"])
-        self._unsaved = puts
-        if fixed and save:
-            try:
-                await self.save_index()
-            except OSError:  # a full disk: the repaired index still serves this session
-                pass
-        return fixed
+        return await repair_index(self, save)
 
     async def save_index(self) -> None:
         """Store the index as it is in memory, with source records a repair changed."""

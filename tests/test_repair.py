@@ -1,4 +1,4 @@
-"""Opening a library repairs an index that does not match the stored passages.
+"""quire.repair: opening a library repairs an index that does not match the stored passages.
 
 Two tabs training at once (before writes were serialised) left sources listed as trained
 but missing from the index; Train skips them as already known, so only opening can fix it.
