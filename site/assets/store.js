@@ -201,47 +201,8 @@ var QuireStore = (function () {
       function () { return { usage: null, quota: null }; });
   }
 
-  /* Is there room on the disk for `bytes` more?  true, false, or null when this browser
-   * cannot tell (no origin-private file system: file:// pages, the page's main thread).
-   *
-   * Why not just try: when a write of Chromium's IndexedDB failed on a full disk
-   * (FILE_ERROR_NO_SPACE, "Failed to write blobs"), Chromium was seen to recreate the
-   * origin's whole database ("Creating DB ... since it was missing" in its LevelDB LOG):
-   * every source and chat gone, on reconnect or after a restart.  And navigator.storage.estimate() does not see the disk filling (it reported
-   * 1 GB free on a full 200 MB disk).  So the worker writes that many bytes to a scratch
-   * file of its own and empties it again: if that fails, IndexedDB is never asked. */
-  var ZEROS = null;
-  function room(bytes) {
-    var storage = typeof navigator !== 'undefined' && navigator.storage;
-    if (!storage || !storage.getDirectory || typeof FileSystemSyncAccessHandle === 'undefined') return Promise.resolve(null);
-    var name = 'quire-room-' + Math.random().toString(36).slice(2);
-    var dir;
-    return storage.getDirectory().then(function (d) {
-      dir = d;
-      return dir.getFileHandle(name, { create: true });
-    }).then(function (file) {
-      return file.createSyncAccessHandle();
-    }).then(function (handle) {
-      var ok = true;
-      try {
-        ZEROS = ZEROS || new Uint8Array(1 << 20);
-        for (var at = 0; at < bytes && ok; at += ZEROS.length) {
-          var part = ZEROS.subarray(0, Math.min(ZEROS.length, bytes - at));
-          ok = handle.write(part, { at: at }) === part.length;
-        }
-        if (ok) handle.flush();
-      } catch (err) {
-        ok = false;
-      } finally {
-        try { handle.truncate(0); handle.close(); } catch (e) { /* closed already */ }
-      }
-      return dir.removeEntry(name).catch(function () {}).then(function () { return ok; });
-    }).catch(function () { return null; });
-  }
-
   return {
     PREFIX: PREFIX,
-    room: room,
     library: library,
     openLibrary: openLibrary,
     open: open,
