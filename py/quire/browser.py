@@ -20,7 +20,7 @@ from quire.app import Quire
 from quire.library import LibraryError, TrainCancelled
 from quire.llm.events import LLMError
 from quire.services import Context
-from quire.library import Library
+from quire.library import INDEX_KEY, Library
 from quire.store import BUCKETS, SPARE, StoreError, StoreFullError, full_message
 
 STORE_VERSION = 2  # bump when BUCKETS changes: the browser then creates the new object stores
@@ -264,8 +264,34 @@ async def start() -> dict:
     return {"sources": len(_engine.sources()), "repaired": _engine.library.repaired}
 
 
+async def _restore(engine) -> bool:
+    """The browser recreated the database empty (seen after a write failed on a full disk):
+    save the library this tab still holds (sources, passages, index) so it is not lost.
+    Originals, chats and study items were not in memory; those are gone."""
+    if not js.QuireStore.library.recreated(False):
+        return False
+    lib = engine.library
+    trained = [s for s in lib.sources() if s["status"] == "trained"]
+    await lib.load_chunks()
+    puts = [("sources", s["id"], s) for s in trained] + [("chunks", s["id"], await lib.chunks_of(s["id"]))
+                                                           for s in trained]
+    puts += [("index", INDEX_KEY, lib.index.to_bytes()), ("settings", "library", lib._library_settings())]
+    store, stamping = engine.store, engine.store.stamping
+    store.stamping = True
+    try:
+        await store.commit(puts)
+    finally:
+        store.stamping = stamping
+    lib._sources = {s["id"]: s for s in trained}
+    js.QuireStore.library.recreated(True)
+    js.console.warn(f"Quire: the browser had deleted its stored library; {len(trained)} trained sources were saved again")
+    return True
+
+
 async def _reload(engine) -> dict:
     """Load the library again if another tab changed it (its generation differs)."""
+    if js.QuireStore.library.recreated(False):
+        return {"reloaded": False, "restored": await _restore(engine), "repaired": []}
     stored = await engine.store.stored_generation()
     if stored == engine.store.generation:
         return {"reloaded": False, "repaired": engine.library.repaired}
@@ -323,6 +349,11 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
     before = store.generation if store else None
     writing = method in WRITES and WRITES[method] != "shared"
     try:
+        if store and js.QuireStore.library.recreated(False):
+            try:
+                await _restore(_engine)
+            except (StoreError, LibraryError):
+                pass  # still no room: the next call tries again
         if writing and store:
             await _reload(_engine)
             before, store.stamping = store.generation, True

@@ -23,11 +23,13 @@ var QuireStore = (function () {
   /* What the browser said, as an error a person can act on.  The original text stays
    * in the message (after the explanation) for bug reports. */
   var FULL = /QuotaExceeded|NO_SPACE|No space left|ENOSPC|disk is full|Failed to write blobs/i;
+  // What reopening says while the disk is full (it can also mean a damaged profile).
+  var NO_OPEN = /Internal error opening backing store/i;
   function translate(err, what) {
     if (!err || err.name === 'QuireStoreFull' || err.name === 'QuireStoreError') return err;
     var raw = (err.name ? err.name + ': ' : '') + (err.message || String(err));
     var out;
-    if (FULL.test(raw)) {
+    if (FULL.test(raw) || NO_OPEN.test(raw)) {
       out = new Error('The disk is full: the browser could not ' + what + ' (' + raw + ')');
       out.name = 'QuireStoreFull';
     } else {
@@ -51,14 +53,18 @@ var QuireStore = (function () {
         reject(translate(err, 'open its database'));
         return;
       }
-      req.onupgradeneeded = function () {
+      req.onupgradeneeded = function (event) {
         var db = req.result;
+        // A brand-new database where this page had one open before: the browser deleted it
+        // (seen after a write failed on a full disk).  The engine saves what it still holds.
+        if (event.oldVersion === 0 && spec.seen) spec.recreated = true;
         spec.stores.forEach(function (name) {
           if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
         });
       };
       req.onsuccess = function () {
         var db = req.result;
+        spec.seen = true;
         // Another tab upgrading the schema: step aside (this tab reopens on its next call).
         db.onversionchange = function () { db.close(); if (spec.onclose) spec.onclose(db); };
         // Chromium closes a connection after an I/O error (a full disk): forget it so the
@@ -171,6 +177,12 @@ var QuireStore = (function () {
       return storeNames().then(function (stores) {
         return libTx(stores, 'readwrite', function (t) { stores.forEach(function (s) { t.objectStore(s).clear(); }); }, 'erase');
       });
+    },
+    /* Was the database recreated empty behind this page's back?  (reset: forget it) */
+    recreated: function (reset) {
+      var was = !!(libraryConn && libraryConn.spec.recreated);
+      if (reset && libraryConn) libraryConn.spec.recreated = false;
+      return was;
     },
     usage: function () {
       return storeNames().then(function (stores) {
