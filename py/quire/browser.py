@@ -44,6 +44,7 @@ WRITES = {name: "wait" for name in (
 WRITES |= {"eraseAll": "cancel", "importVault": "cancel", "reloadLibrary": "shared"}
 # Writes larger than this check the browser's storage estimate first.
 CHECK_ABOVE = 1_000_000
+MIRRORED = ("chats", "study", "progress", "settings")  # small JSON buckets kept in memory too (IDBStore.mirror)
 GENERATION_KEY = "library_generation"  # in "settings": changes with every library write
 
 
@@ -79,6 +80,25 @@ class IDBStore:
     def __init__(self):
         self.generation: str | None = None
         self.stamping = False
+        # A copy of the small JSON buckets (bucket -> key -> JSON text), kept in step with
+        # every commit: if the browser recreates the database, _restore writes them back.
+        self.mirror: dict[str, dict[str, str]] = {b: {} for b in MIRRORED}
+
+    async def load_mirror(self) -> None:
+        for bucket in MIRRORED:
+            pairs = await self._read(js.QuireStore.library.all(bucket))
+            self.mirror[bucket] = {str(k): v for k, v in pairs if isinstance(v, str)}
+
+    def _mirror(self, js_puts, deletes) -> None:
+        for bucket, key in deletes:
+            self.mirror.get(bucket, {}).pop(key, None)
+        for bucket, key, value in js_puts:
+            if bucket in self.mirror and isinstance(value, str):
+                self.mirror[bucket][key] = value
+
+    def mirrored(self) -> list:
+        return [(b, k, json.loads(v)) for b, values in self.mirror.items() for k, v in values.items()
+                if (b, k) != ("settings", GENERATION_KEY)]
 
     async def _read(self, promise):
         try:
@@ -129,6 +149,7 @@ class IDBStore:
             await js.QuireStore.library.commit(_to_js(js_puts), _to_js([list(d) for d in deletes]))
         except JsException as exc:
             raise _store_error(exc, needed, await self.free_space()) from None
+        self._mirror(js_puts, deletes)
         if token:
             self.generation = token
 
@@ -140,6 +161,7 @@ class IDBStore:
             await js.QuireStore.library.clear()
         except JsException as exc:
             raise _store_error(exc) from None
+        self.mirror = {b: {} for b in MIRRORED}
         await self.commit([("settings", GENERATION_KEY, secrets.token_hex(8))])
 
     async def usage(self):
@@ -258,6 +280,7 @@ async def start() -> dict:
         raise _store_error(exc) from None
     store = IDBStore()
     store.generation = await store.stored_generation()
+    await store.load_mirror()
     _engine = await Quire.open(store, transport=FetchTransport(), probe=probe, repair="memory",
                                origin=str(js.self.origin), platform=_platform())
     _engine.library.recognise = recognise
@@ -266,8 +289,8 @@ async def start() -> dict:
 
 async def _restore(engine) -> bool:
     """The browser recreated the database empty (seen after a write failed on a full disk):
-    save the library this tab still holds (sources, passages, index) so it is not lost.
-    Originals, chats and study items were not in memory; those are gone."""
+    save what this tab still holds: trained sources, their passages and the index, chats,
+    study items, progress and settings.  Originals, vectors and the OCR cache are gone."""
     if not js.QuireStore.library.recreated(False):
         return False
     lib = engine.library
@@ -275,6 +298,8 @@ async def _restore(engine) -> bool:
     await lib.load_chunks()
     puts = [("sources", s["id"], s) for s in trained] + [("chunks", s["id"], await lib.chunks_of(s["id"]))
                                                            for s in trained]
+    mirror = engine.store.mirrored()
+    puts = mirror + puts
     puts += [("index", INDEX_KEY, lib.index.to_bytes()), ("settings", "library", lib._library_settings())]
     store, stamping = engine.store, engine.store.stamping
     store.stamping = True
@@ -284,7 +309,8 @@ async def _restore(engine) -> bool:
         store.stamping = stamping
     lib._sources = {s["id"]: s for s in trained}
     js.QuireStore.library.recreated(True)
-    js.console.warn(f"Quire: the browser had deleted its stored library; {len(trained)} trained sources were saved again")
+    js.console.warn(f"Quire: the browser had deleted its stored data; {len(trained)} trained sources and "
+                    f"{len(mirror)} chats, study items and settings were saved again")
     return True
 
 

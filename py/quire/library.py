@@ -441,6 +441,17 @@ class Library:
 
     async def _reload_index(self) -> None:
         blob = await self.store.get("index", INDEX_KEY)
+        trained = [s for s in self._sources.values() if s["status"] == "trained"]
+        if blob is None and trained:
+            # The stored index is gone while this library holds trained sources: the browser
+            # recreated the database after a failed write.  Rebuild it from the passages in memory.
+            self.index = HybridIndex()
+            for s in trained:
+                chunks = self._chunks_cache.get(s["id"]) or []
+                if chunks:
+                    self.index.add_chunks(s["id"], [c["id"] for c in chunks], [c["text"] for c in chunks],
+                                          category=s.get("category"), language=s.get("language"))
+            return
         self.index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
 
 
