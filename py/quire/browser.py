@@ -362,6 +362,14 @@ load_services(SERVICES)
 _EXPECTED = (LibraryError, TrainCancelled, LLMError, ValueError, StoreError)
 
 
+async def _maybe_restore() -> None:
+    if _engine and js.QuireStore.library.recreated(False):
+        try:
+            await _restore(_engine)
+        except (StoreError, LibraryError):
+            pass  # still no room: the next call tries again
+
+
 def writes_json() -> str:
     return json.dumps(WRITES)
 
@@ -375,11 +383,7 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
     before = store.generation if store else None
     writing = method in WRITES and WRITES[method] != "shared"
     try:
-        if store and js.QuireStore.library.recreated(False):
-            try:
-                await _restore(_engine)
-            except (StoreError, LibraryError):
-                pass  # still no room: the next call tries again
+        await _maybe_restore()
         if writing and store:
             await _reload(_engine)
             before, store.stamping = store.generation, True
@@ -407,3 +411,4 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
         _cancelled.discard(call_id)
         if writing and store:
             store.stamping = False
+        await _maybe_restore()  # the database may have been recreated during this call
