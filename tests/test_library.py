@@ -140,7 +140,7 @@ def test_a_refused_write_changes_nothing():
         before = await store.all("sources"), await store.get("index", "hybrid")
         await q.stage("new.md", md("New", "Basalt cools quickly."))
         store.fail_next_commit = StoreFullError("QuotaExceededError")
-        with pytest.raises(LibraryError, match="storage is full"):
+        with pytest.raises(LibraryError, match="disk is full: free at least"):
             await q.train()
         assert await store.get("index", "hybrid") == before[1]
         assert [s["status"] for s in q.sources()] == ["trained", "staged"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import secrets
 import traceback
 
 import js
@@ -19,7 +20,8 @@ from quire.app import Quire
 from quire.library import LibraryError, TrainCancelled
 from quire.llm.events import LLMError
 from quire.services import Context
-from quire.store import BUCKETS, StoreFullError
+from quire.library import INDEX_KEY, Library
+from quire.store import BUCKETS, SPARE, StoreError, StoreFullError, full_message
 
 STORE_VERSION = 2  # bump when BUCKETS changes: the browser then creates the new object stores
 # quire.services.<name> modules.  The first group is on the boot path (the library and search
@@ -29,6 +31,21 @@ LATER_SERVICES = ["chat", "study", "progress", "vault"]
 
 _engine: Quire | None = None
 _cancelled: set[int] = set()
+
+# Methods that change the library, and how a call waits for the one-writer lock (the
+# worker holds a Web Lock around them, across tabs too; see engine/worker.js):
+#   "wait"   - queue behind a running write;
+#   "cancel" - cancel this tab's running Train (or embedding) first, then run;
+#   "shared" - read many things consistently (no write may land in between).
+# Chat, study and progress writes touch only their own records and are not queued.
+WRITES = {name: "wait" for name in (
+    "stage", "stageText", "reject", "train", "setCategory", "remove", "setForceOcr", "setOcrLanguage",
+    "setLanguage", "setKeepOriginals", "embed", "studyImport", "repairIndex")}
+WRITES |= {"eraseAll": "cancel", "importVault": "cancel", "reloadLibrary": "shared"}
+# Writes larger than this check the browser's storage estimate first.
+CHECK_ABOVE = 1_000_000
+MIRRORED = ("chats", "study", "progress", "settings")  # small JSON buckets kept in memory too (IDBStore.mirror)
+GENERATION_KEY = "library_generation"  # in "settings": changes with every library write
 
 
 def _to_js(value):
@@ -43,34 +60,112 @@ def _from_js(value, default=None):
     return bytes(value.to_py())
 
 
+def _store_error(exc: JsException, needed: int | None = None, free: int | None = None) -> StoreError:
+    """store.js names its errors QuireStoreFull / QuireStoreError (str(exc) is "name: message")."""
+    text = str(exc)
+    if text.startswith("QuireStoreFull"):
+        return StoreFullError(text, needed=needed, free=free)
+    if text.startswith("QuireStoreError"):
+        return StoreError(text.split(": ", 1)[1] + ". Reload the page and try again; if it keeps happening, "
+                          "export a vault (Progress) to keep a copy of your library.")
+    return StoreError(f"The browser's storage failed ({text}). Reload the page and try again.")
+
+
 class IDBStore:
-    """``quire.store`` over the worker's IndexedDB database ``quire.library``."""
+    """``quire.store`` over the worker's IndexedDB database ``quire.library``.
+
+    ``stamping`` is set while a library write runs: its commits then also store a new
+    generation, which other tabs compare with theirs to know they must reload."""
+
+    def __init__(self):
+        self.generation: str | None = None
+        self.stamping = False
+        # A copy of the small JSON buckets (bucket -> key -> JSON text), kept in step with
+        # every commit: if the browser recreates the database, _restore writes them back.
+        self.mirror: dict[str, dict[str, str]] = {b: {} for b in MIRRORED}
+
+    async def load_mirror(self) -> None:
+        for bucket in MIRRORED:
+            pairs = await self._read(js.QuireStore.library.all(bucket))
+            self.mirror[bucket] = {str(k): v for k, v in pairs if isinstance(v, str)}
+
+    def _mirror(self, js_puts, deletes) -> None:
+        for bucket, key in deletes:
+            self.mirror.get(bucket, {}).pop(key, None)
+        for bucket, key, value in js_puts:
+            if bucket in self.mirror and isinstance(value, str):
+                self.mirror[bucket][key] = value
+
+    def mirrored(self) -> list:
+        return [(b, k, json.loads(v)) for b, values in self.mirror.items() for k, v in values.items()
+                if (b, k) != ("settings", GENERATION_KEY)]
+
+    async def _read(self, promise):
+        try:
+            return await promise
+        except JsException as exc:
+            raise _store_error(exc) from None
 
     async def get(self, bucket, key, default=None):
-        return _from_js(await js.QuireStore.library.get(bucket, key), default)
+        return _from_js(await self._read(js.QuireStore.library.get(bucket, key)), default)
 
     async def all(self, bucket):
-        pairs = await js.QuireStore.library.all(bucket)
+        pairs = await self._read(js.QuireStore.library.all(bucket))
         return {str(k): _from_js(v) for k, v in pairs}
 
     async def keys(self, bucket):
-        return [str(k) for k in await js.QuireStore.library.keys(bucket)]
+        return [str(k) for k in await self._read(js.QuireStore.library.keys(bucket))]
+
+    async def free_space(self) -> int | None:
+        """Bytes the browser still lets this page store (it follows the disk's free space)."""
+        e = (await js.QuireStore.estimate()).to_py()
+        if e.get("quota") is None or e.get("usage") is None:
+            return None
+        return max(int(e["quota"]) - int(e["usage"]), 0)
+
+    async def _check_room(self, needed: int) -> None:
+        """Refuse a large write the browser says will not fit, before IndexedDB sees it:
+        after a write failed on a full disk, Chromium was seen to recreate the whole
+        database (every source and chat gone).  The estimate follows the disk on ordinary
+        disks; it did not on a tmpfs (1 GiB reported on a full 200 MB disk)."""
+        if needed > CHECK_ABOVE:
+            free = await self.free_space()
+            if free is not None and needed + SPARE > free:
+                raise StoreFullError("checked before writing", needed=needed, free=free)
 
     async def commit(self, puts=(), deletes=()):
+        puts, deletes = list(puts), list(deletes)
+        if not puts and not deletes:
+            return
+        token = None
+        if self.stamping:
+            token = secrets.token_hex(8)
+            puts.append(("settings", GENERATION_KEY, token))
         js_puts = [[b, k, to_js(bytes(v)) if isinstance(v, (bytes, bytearray, memoryview)) else json.dumps(v)]
                    for b, k, v in puts]
+        needed = sum(len(v) if isinstance(v, str) else v.length for _, _, v in js_puts)
+        await self._check_room(needed)
         try:
             await js.QuireStore.library.commit(_to_js(js_puts), _to_js([list(d) for d in deletes]))
         except JsException as exc:
-            if "QuotaExceeded" in str(exc):
-                raise StoreFullError(str(exc)) from exc
-            raise
+            raise _store_error(exc, needed, await self.free_space()) from None
+        self._mirror(js_puts, deletes)
+        if token:
+            self.generation = token
+
+    async def stored_generation(self) -> str | None:
+        return await self.get("settings", GENERATION_KEY)
 
     async def clear(self):
-        await js.QuireStore.library.clear()
+        try:
+            await js.QuireStore.library.clear()
+        except JsException as exc:
+            raise _store_error(exc) from None
+        self.mirror = {b: {} for b in MIRRORED}
+        await self.commit([("settings", GENERATION_KEY, secrets.token_hex(8))])
 
     async def usage(self):
-        return (await js.QuireStore.library.usage()).to_py()
+        return (await self._read(js.QuireStore.library.usage())).to_py()
 
 
 class FetchResponse:
@@ -179,14 +274,78 @@ async def recognise(key: str, data: bytes, page, kind: str, lang: str) -> dict:
 
 async def start() -> dict:
     global _engine
-    await js.QuireStore.openLibrary(_to_js(list(BUCKETS)), STORE_VERSION)
-    _engine = await Quire.open(IDBStore(), transport=FetchTransport(), probe=probe,
+    try:
+        await js.QuireStore.openLibrary(_to_js(list(BUCKETS)), STORE_VERSION)
+    except JsException as exc:
+        raise _store_error(exc) from None
+    store = IDBStore()
+    store.generation = await store.stored_generation()
+    await store.load_mirror()
+    _engine = await Quire.open(store, transport=FetchTransport(), probe=probe, repair="memory",
                                origin=str(js.self.origin), platform=_platform())
     _engine.library.recognise = recognise
-    return {"sources": len(_engine.sources())}
+    return {"sources": len(_engine.sources()), "repaired": _engine.library.repaired}
 
 
-_METHODS: dict = {}
+async def _restore(engine) -> bool:
+    """The browser recreated the database empty (seen after a write failed on a full disk):
+    save what this tab still holds: trained sources, their passages and the index, chats,
+    study items, progress and settings.  Originals, vectors and the OCR cache are gone."""
+    if not js.QuireStore.library.recreated(False):
+        return False
+    lib = engine.library
+    trained = [s for s in lib.sources() if s["status"] == "trained"]
+    await lib.load_chunks()
+    puts = [("sources", s["id"], s) for s in trained] + [("chunks", s["id"], await lib.chunks_of(s["id"]))
+                                                           for s in trained]
+    mirror = engine.store.mirrored()
+    puts = mirror + puts
+    puts += [("index", INDEX_KEY, lib.index.to_bytes()), ("settings", "library", lib._library_settings())]
+    store, stamping = engine.store, engine.store.stamping
+    store.stamping = True
+    try:
+        await store.commit(puts)
+    finally:
+        store.stamping = stamping
+    lib._sources = {s["id"]: s for s in trained}
+    js.QuireStore.library.recreated(True)
+    js.console.warn(f"Quire: the browser had deleted its stored data; {len(trained)} trained sources and "
+                    f"{len(mirror)} chats, study items and settings were saved again")
+    return True
+
+
+async def _reload(engine) -> dict:
+    """Load the library again if another tab changed it (its generation differs)."""
+    if js.QuireStore.library.recreated(False):
+        return {"reloaded": False, "restored": await _restore(engine), "repaired": []}
+    stored = await engine.store.stored_generation()
+    if stored == engine.store.generation:
+        return {"reloaded": False, "repaired": engine.library.repaired}
+    old = engine.library
+    options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
+    library = await Library.open(engine.store, repair="memory", **options)
+    await library.load_chunks()
+    engine.library, engine.store.generation = library, stored
+    return {"reloaded": True, "repaired": library.repaired}
+
+
+async def _repair(engine) -> dict:
+    """Save an index that opening had to repair (run as a write: no other tab writes meanwhile)."""
+    await _reload(engine)
+    repaired, engine.library.repaired = engine.library.repaired, []
+    if repaired:
+        await engine.library.save_index()
+    return {"repaired": repaired}
+
+
+def _full_message(exc: StoreFullError) -> str:
+    return full_message(exc, _engine.library.largest() if _engine else [])
+
+
+_METHODS: dict = {
+    "reloadLibrary": lambda engine, ctx: _reload(engine),
+    "repairIndex": lambda engine, ctx: _repair(engine),
+}
 _loaded: set[str] = set()
 
 
@@ -200,12 +359,34 @@ def load_services(names=None) -> int:
 
 
 load_services(SERVICES)
-_EXPECTED = (LibraryError, TrainCancelled, LLMError, ValueError)
+_EXPECTED = (LibraryError, TrainCancelled, LLMError, ValueError, StoreError)
+
+
+async def _maybe_restore() -> None:
+    if _engine and js.QuireStore.library.recreated(False):
+        try:
+            await _restore(_engine)
+        except (StoreError, LibraryError):
+            pass  # still no room: the next call tries again
+
+
+def writes_json() -> str:
+    return json.dumps(WRITES)
 
 
 async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> str:
-    """Run one engine method; the answer is JSON ``{"ok": true, "value": ...}`` or an error."""
+    """Run one engine method; the answer is JSON ``{"ok": true, "value": ...}`` or an error.
+
+    A library write (``WRITES``; the worker holds the lock) first catches up with what other
+    tabs saved, and its reply says ``"changed": true`` when it saved something."""
+    store = _engine.store if _engine else None
+    before = store.generation if store else None
+    writing = method in WRITES and WRITES[method] != "shared"
     try:
+        await _maybe_restore()
+        if writing and store:
+            await _reload(_engine)
+            before, store.stamping = store.generation, True
         fn = _METHODS.get(method)
         if fn is None and len(_loaded) < len(SERVICES) + len(LATER_SERVICES):
             load_services()
@@ -218,7 +399,9 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
         result = fn(_engine, ctx, *args)
         if hasattr(result, "__await__"):
             result = await result
-        return json.dumps({"ok": True, "value": result})
+        return json.dumps({"ok": True, "value": result, "changed": bool(store and store.generation != before)})
+    except StoreFullError as exc:
+        return json.dumps({"ok": False, "error": _full_message(exc), "kind": "StoreFullError", "detail": exc.detail})
     except _EXPECTED as exc:
         return json.dumps({"ok": False, "error": str(exc), "kind": type(exc).__name__})
     except Exception as exc:  # a bug: say so, with the traceback for the console
@@ -226,3 +409,6 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
                            "detail": traceback.format_exc()})
     finally:
         _cancelled.discard(call_id)
+        if writing and store:
+            store.stamping = False
+        await _maybe_restore()  # the database may have been recreated during this call

@@ -31,7 +31,7 @@ from quire.extract import MAX_BYTES
 from quire import ocr as ocr_pages
 from quire import originals
 from quire.retrieval.index import HybridIndex
-from quire.store import StoreFullError
+from quire.store import StoreFullError, full_message
 from quire.training import INDEX_KEY, LANGUAGES, TrainCancelled, Training
 
 
@@ -85,17 +85,38 @@ class Library(Training):
         self.keep_originals = keep_originals
         self.limits = Limits()  # per-file caps for reading (unzip budget, PDF pages, seconds)
         self._chunks_cache: dict[str, list[dict]] = {}
+        self.repaired: list[str] = []  # sources whose index entries open() had to rebuild
+        self._unsaved: list = []  # source records a repair changed, until save_index()
 
     @classmethod
-    async def open(cls, store, **options) -> "Library":
-        """Load the source list and the saved index: no recomputation."""
+    async def open(cls, store, *, repair: str = "save", **options) -> "Library":
+        """Load the source list and the saved index, repairing the index if it does not
+        match the stored passages (``repair_index``); otherwise no recomputation.
+        ``repair="memory"`` leaves saving the repair to ``save_index()`` (the browser
+        does that once it holds the one-writer lock)."""
         saved = await store.get("settings", "library") or {}
         options.setdefault("keep_originals", saved.get("keep_originals", True))
         options.setdefault("ocr_language", saved.get("ocr_language", "auto"))
         sources = await store.all("sources")
         blob = await store.get("index", INDEX_KEY)
-        index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
-        return cls(store, index, sources, **options)
+        try:
+            index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
+        except Exception:  # unreadable: rebuilt from the stored passages below
+            index = HybridIndex()
+        library = cls(store, index, sources, **options)
+        library.repaired = await library.repair_index(save=repair == "save")
+        return library
+
+    async def repair_index(self, save: bool = True) -> list[str]:
+        """Make the index hold exactly the trained sources' passages (``quire.repair``)."""
+        from quire.repair import repair_index
+
+        return await repair_index(self, save)
+
+    async def save_index(self) -> None:
+        """Store the index as it is in memory, with source records a repair changed."""
+        await self._commit(self._unsaved + [("index", INDEX_KEY, self.index.to_bytes())])
+        self._unsaved = []
 
     # ------------------------------------------------------------------ staging
     def sources(self) -> list[dict]:
@@ -287,12 +308,26 @@ class Library(Training):
         try:
             await self.store.commit(puts, deletes)
         except StoreFullError as exc:
-            raise LibraryError(
-                "The browser refused to save: storage is full. Nothing was changed. Remove sources you no "
-                "longer need (or turn off keeping originals in Settings) and try again.") from exc
+            raise LibraryError(full_message(exc, self.largest())) from exc
+
+    def largest(self, n: int = 3) -> list[tuple[str, int]]:
+        """(name, bytes) of the biggest sources: what to remove when the disk is full."""
+        return sorted(((s["name"], int(s.get("size") or 0)) for s in self._sources.values()),
+                      key=lambda r: -r[1])[:n]
 
     async def _reload_index(self) -> None:
         blob = await self.store.get("index", INDEX_KEY)
+        trained = [s for s in self._sources.values() if s["status"] == "trained"]
+        if blob is None and trained:
+            # The stored index is gone while this library holds trained sources: the browser
+            # recreated the database after a failed write.  Rebuild it from the passages in memory.
+            self.index = HybridIndex()
+            for s in trained:
+                chunks = self._chunks_cache.get(s["id"]) or []
+                if chunks:
+                    self.index.add_chunks(s["id"], [c["id"] for c in chunks], [c["text"] for c in chunks],
+                                          category=s.get("category"), language=s.get("language"))
+            return
         self.index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
 
 

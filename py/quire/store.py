@@ -40,8 +40,54 @@ Put = tuple[str, str, Any]
 Delete = tuple[str, str]
 
 
-class StoreFullError(OSError):
-    """The browser or disk refused a write for lack of space; nothing was written."""
+class StoreError(OSError):
+    """The browser's storage failed; the message says what happened and what to do."""
+
+
+class StoreFullError(StoreError):
+    """The browser or disk refused a write for lack of space; nothing was written.
+
+    ``needed`` and ``free`` (bytes, or None when unknown) say how much was missing.
+    """
+
+    def __init__(self, detail: str = "", *, needed: int | None = None, free: int | None = None):
+        super().__init__(detail)
+        self.detail, self.needed, self.free = detail, needed, free
+
+
+def mb(n: int) -> str:
+    """Megabytes for a message, never below 0.1.
+
+    >>> mb(3_500_000), mb(20_000)
+    ('3.5 MB', '0.1 MB')
+    """
+    return f"{max(n, 100_000) / 1e6:.1f} MB"
+
+
+def full_message(exc: StoreFullError, largest: Iterable[tuple[str, int]] = ()) -> str:
+    """What a person reads when a write did not fit: how much to free, and what to remove.
+
+    >>> full_message(StoreFullError(needed=5_000_000, free=1_000_000), [("atlas.pdf", 40_000_000)])[:61]
+    'The disk is full: free at least 6.0 MB (this needs about 5.0 '
+    """
+    need = ""
+    if exc.needed and exc.free is not None:
+        need = (f"free at least {mb(max(exc.needed - exc.free, 0) + SPARE)} (this needs about {mb(exc.needed)}, "
+                f"{mb(exc.free)} is free)")
+    elif exc.needed:
+        need = f"free at least {mb(exc.needed + SPARE)}"
+    else:
+        need = f"free at least {mb(SPARE)}"
+    big = ", ".join(f"{name} ({mb(size)})" for name, size in list(largest)[:3])
+    remove = f"remove sources you no longer need in Library (largest: {big})" if big else \
+        "remove other sites' data or files you no longer need"
+    return (f"The disk is full: {need} on this disk, or {remove}, then try again. "
+            "Nothing was changed; everything saved before is still there.")
+
+
+# Kept free beyond a write's own size: the browser's database needs room for its log and
+# compaction, and a disk filled to the last byte makes every later write fail too.
+SPARE = 2_000_000
 
 
 def _check_bucket(bucket: str) -> None:
@@ -132,7 +178,7 @@ class SQLiteStore:
                      else (b, k, 1, json.dumps(v).encode()) for b, k, v in puts])
         except self._sqlite3.OperationalError as exc:
             if "full" in str(exc):
-                raise StoreFullError(str(exc)) from exc
+                raise StoreFullError(str(exc), needed=sum(_size(v) for _, _, v in puts)) from exc
             raise
 
     async def clear(self) -> None:

@@ -103,14 +103,18 @@
     return q._call('remove', [id]).then(function (r) { document.dispatchEvent(new CustomEvent('quire:library-changed')); return r; });
   };
 
-  /** Wipe everything Quire stored in this browser: library, settings, chats, progress. */
+  /** Wipe everything Quire stored in this browser: library, settings, chats, progress.
+   * -> {erased: true, train: 'none'|'cancelled'|'waited', message}: a Train running in this
+   * tab is cancelled first (or, if it was already saving, waited for). */
   q.eraseAll = function () {
-    return q._call('eraseAll').then(function () {
+    var result;
+    return q._call('eraseAll').then(function (r) {
+      result = { erased: true, train: r.train, message: r.message };
       return QuireStore.clearMain();
     }).then(function () {
       Object.keys(localStorage).forEach(function (k) { if (k.indexOf('quire.') === 0) localStorage.removeItem(k); });
       document.dispatchEvent(new CustomEvent('quire:library-changed'));
-      return true;
+      return result;
     });
   };
 

@@ -247,6 +247,7 @@
         break;
       }
       case 'alive': state.marks['worker-alive'] = performance.now(); break;
+      case 'library-changed': announceChange(); break;
       default: console.warn('Quire: unknown message from the engine', msg);
     }
   }
@@ -311,6 +312,42 @@
   function cancel(id) {
     if (worker) worker.postMessage({ type: 'cancel', id: id });
   }
+
+  /* ---------------- other tabs ---------------- */
+
+  /* This tab's engine saved a library change: tell the other Quire tabs, which reload.
+   * Both a BroadcastChannel and a localStorage "storage" event carry it (either alone
+   * may be missing: no BroadcastChannel in old Safari; the storage event needs
+   * localStorage), and a tab coming back into view checks as well. */
+  var CHANGED_KEY = 'quire.libraryChanged';
+  var channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('quire.library') : null;
+  var tabId = Math.random().toString(36).slice(2);
+
+  function announceChange() {
+    var note = { from: tabId, at: Date.now() };
+    if (channel) channel.postMessage(note);
+    try { localStorage.setItem(CHANGED_KEY, JSON.stringify(note)); } catch (e) { /* storage refused: the channel still works */ }
+  }
+
+  var reloading = null, again = false;
+  function catchUp() {
+    if (state.stage !== 'ready') return Promise.resolve();
+    if (reloading) { again = true; return reloading; }  // a change that landed during this reload
+    reloading = call('reloadLibrary').then(function (r) {
+      reloading = null;
+      if (again) { again = false; catchUp(); }
+      if (r && r.reloaded) document.dispatchEvent(new CustomEvent('quire:library-changed', { detail: { from: 'another tab' } }));
+      return r;
+    }, function (err) {
+      reloading = null;
+      console.warn('Quire: could not load the changes of another tab:', err.message);
+    });
+    return reloading;
+  }
+
+  if (channel) channel.onmessage = function (e) { if (e.data && e.data.from !== tabId) catchUp(); };
+  self.addEventListener('storage', function (e) { if (e.key === CHANGED_KEY) catchUp(); });
+  document.addEventListener('visibilitychange', function () { if (!document.hidden) catchUp(); });
 
   /* ---------------- storage ---------------- */
 
@@ -426,6 +463,7 @@
     run: function (source) { return call('run', [source]); },
     _call: call,
     _cancel: cancel,
+    _catchUp: catchUp,
     _pageMethods: pageMethods,
     kv: { get: QuireStore.get, set: QuireStore.set },
     refreshStorage: refreshStorage,

@@ -2,6 +2,11 @@
  *
  * Every database name starts with "quire." because all file:// pages share one
  * IndexedDB namespace in Chromium: an unprefixed "library" could belong to anything.
+ *
+ * Connections reopen by themselves: Chromium closes one after an I/O error (a full disk
+ * gives "Connection is closing because of: IO error: ... FILE_ERROR_NO_SPACE"), and
+ * every later transaction on it throws InvalidStateError.  Errors leave here translated
+ * (see translate): name "QuireStoreFull" or "QuireStoreError", a message for a person.
  */
 var QuireStore = (function () {
   'use strict';
@@ -15,48 +20,132 @@ var QuireStore = (function () {
     });
   }
 
+  /* What the browser said, as an error a person can act on.  The original text stays
+   * in the message (after the explanation) for bug reports. */
+  var FULL = /QuotaExceeded|NO_SPACE|No space left|ENOSPC|disk is full|Failed to write blobs/i;
+  // What reopening says while the disk is full (it can also mean a damaged profile).
+  var NO_OPEN = /Internal error opening backing store/i;
+  function translate(err, what) {
+    if (!err || err.name === 'QuireStoreFull' || err.name === 'QuireStoreError') return err;
+    var raw = (err.name ? err.name + ': ' : '') + (err.message || String(err));
+    var out;
+    if (FULL.test(raw) || NO_OPEN.test(raw)) {
+      out = new Error('The disk is full: the browser could not ' + what + ' (' + raw + ')');
+      out.name = 'QuireStoreFull';
+    } else {
+      out = new Error('The browser’s storage failed to ' + what + ' (' + raw + ')');
+      out.name = 'QuireStoreError';
+    }
+    return out;
+  }
+
+  /* The connection is gone (closed after an error, or by another tab's upgrade). */
+  function isClosed(err) {
+    return err && (err.name === 'InvalidStateError' || /connection is clos/i.test(String(err.message)));
+  }
+
   function open(spec) {
     return new Promise(function (resolve, reject) {
       var req;
       try {
         req = indexedDB.open(PREFIX + spec.name, spec.version);
       } catch (err) {
-        reject(err);
+        reject(translate(err, 'open its database'));
         return;
       }
-      req.onupgradeneeded = function () {
+      req.onupgradeneeded = function (event) {
         var db = req.result;
+        // A brand-new database where this page had one open before: the browser deleted it
+        // (seen after a write failed on a full disk).  The engine saves what it still holds.
+        if (event.oldVersion === 0 && spec.seen) spec.recreated = true;
         spec.stores.forEach(function (name) {
           if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
         });
       };
-      req.onsuccess = function () { resolve(req.result); };
-      req.onerror = function () { reject(req.error || new Error('IndexedDB refused to open')); };
+      req.onsuccess = function () {
+        var db = req.result;
+        spec.seen = true;
+        // Another tab upgrading the schema: step aside (this tab reopens on its next call).
+        db.onversionchange = function () { db.close(); if (spec.onclose) spec.onclose(db); };
+        // Chromium closes a connection after an I/O error (a full disk): forget it so the
+        // next call opens a fresh one instead of failing with "the connection is closing".
+        db.onclose = function () { if (spec.onclose) spec.onclose(db); };
+        resolve(db);
+      };
+      req.onerror = function () { reject(translate(req.error || new Error('IndexedDB refused to open'), 'open its database')); };
       req.onblocked = function () { reject(new Error('another Quire tab holds an older version of the database open; close it and reload')); };
     });
   }
 
-  var mainDb = null;
-  function main() {
-    if (!mainDb) mainDb = open(MAIN);
-    return mainDb;
+  /* A database handle that reopens after its connection closed. */
+  function connection(spec) {
+    var current = null;
+    var handle = {
+      spec: spec,
+      get: function () {
+        if (!current) {
+          current = open(spec);
+          current.catch(function () { current = null; });
+        }
+        return current;
+      },
+      reset: function () { current = null; },
+    };
+    spec.onclose = function (db) {
+      if (current) current.then(function (d) { if (d === db) current = null; }, function () {});
+    };
+    return handle;
   }
 
-  function tx(storeName, mode, fn) {
-    return main().then(function (db) {
+  /* One transaction; resolves with fn's result once it has committed.  A transaction
+   * that cannot start because the connection closed is retried once on a new one:
+   * nothing of it ran, so the retry cannot apply anything twice. */
+  function run(conn, stores, mode, fn, what, retried) {
+    return conn.get().then(function (db) {
+      var t;
+      try {
+        t = db.transaction(stores, mode, mode === 'readwrite' ? { durability: 'strict' } : undefined);
+      } catch (err) {
+        if (isClosed(err) && !retried) {
+          conn.reset();
+          return run(conn, stores, mode, fn, what, true);
+        }
+        throw translate(err, what);
+      }
       return new Promise(function (resolve, reject) {
-        var t = db.transaction(storeName, mode);
         var result;
-        Promise.resolve(fn(t.objectStore(storeName))).then(function (r) { result = r; });
+        Promise.resolve(fn(t)).then(function (r) { result = r; }, function (err) { try { t.abort(); } catch (e) {} reject(translate(err, what)); });
         t.oncomplete = function () { resolve(result); };
-        t.onerror = function () { reject(t.error); };
-        t.onabort = function () { reject(t.error || new Error('storage transaction aborted')); };
+        t.onerror = function () { reject(translate(t.error, what)); };
+        t.onabort = function () {
+          // A read cut short because another write's I/O error closed the connection: read again.
+          if (mode === 'readonly' && !retried) {
+            conn.reset();
+            resolve(run(conn, stores, mode, fn, what, true));
+            return;
+          }
+          reject(translate(t.error || new Error('storage transaction aborted'), what));
+        };
       });
     });
   }
 
+  var mainConn = connection(MAIN);
+  function main() { return mainConn.get(); }
+
+  function tx(storeName, mode, fn, what) {
+    return run(mainConn, [storeName], mode, function (t) { return fn(t.objectStore(storeName)); }, what);
+  }
+
   /* The engine's knowledge base: one object store per bucket (see quire/store.py). */
-  var libraryDb = null;
+  var libraryConn = null;
+  function storeNames() {
+    return libraryConn.get().then(function (db) { return Array.prototype.slice.call(db.objectStoreNames); });
+  }
+  function libTx(stores, mode, fn, what) {
+    return run(libraryConn, stores, mode, fn, what || (mode === 'readwrite' ? 'save' : 'read its library'));
+  }
+
   var library = {
     get: function (bucket, key) {
       return libTx([bucket], 'readonly', function (t) { return request(t.objectStore(bucket).get(key)); });
@@ -82,17 +171,21 @@ var QuireStore = (function () {
       return libTx(stores, 'readwrite', function (t) {
         deletes.forEach(function (d) { t.objectStore(d[0]).delete(d[1]); });
         puts.forEach(function (p) { t.objectStore(p[0]).put(p[2], p[1]); });
-      });
+      }, 'save');
     },
     clear: function () {
-      return libraryDb.then(function (db) {
-        var stores = Array.prototype.slice.call(db.objectStoreNames);
-        return libTx(stores, 'readwrite', function (t) { stores.forEach(function (s) { t.objectStore(s).clear(); }); });
+      return storeNames().then(function (stores) {
+        return libTx(stores, 'readwrite', function (t) { stores.forEach(function (s) { t.objectStore(s).clear(); }); }, 'erase');
       });
     },
+    /* Was the database recreated empty behind this page's back?  (reset: forget it) */
+    recreated: function (reset) {
+      var was = !!(libraryConn && libraryConn.spec.recreated);
+      if (reset && libraryConn) libraryConn.spec.recreated = false;
+      return was;
+    },
     usage: function () {
-      return libraryDb.then(function (db) {
-        var stores = Array.prototype.slice.call(db.objectStoreNames);
+      return storeNames().then(function (stores) {
         return libTx(stores, 'readonly', function (t) {
           return Promise.all(stores.map(function (s) {
             return request(t.objectStore(s).getAll()).then(function (values) {
@@ -106,22 +199,18 @@ var QuireStore = (function () {
     },
   };
 
-  function libTx(stores, mode, fn) {
-    return libraryDb.then(function (db) {
-      return new Promise(function (resolve, reject) {
-        var t = db.transaction(stores, mode, { durability: 'strict' });
-        var result;
-        Promise.resolve(fn(t)).then(function (r) { result = r; }, function (err) { try { t.abort(); } catch (e) {} reject(err); });
-        t.oncomplete = function () { resolve(result); };
-        t.onerror = function () { reject(t.error); };
-        t.onabort = function () { reject(t.error || new Error('storage transaction aborted')); };
-      });
-    });
+  function openLibrary(buckets, version) {
+    libraryConn = connection({ name: 'library', version: version, stores: buckets });
+    return libraryConn.get().then(function () { return true; });
   }
 
-  function openLibrary(buckets, version) {
-    libraryDb = open({ name: 'library', version: version, stores: buckets });
-    return libraryDb.then(function () { return true; });
+  /* {usage, quota} in bytes from the browser (null where it cannot say).  Chromium
+   * derives the quota from the disk's free space, so quota - usage shrinks as the disk fills. */
+  function estimate() {
+    var s = typeof navigator !== 'undefined' && navigator.storage;
+    if (!s || !s.estimate) return Promise.resolve({ usage: null, quota: null });
+    return s.estimate().then(function (e) { return { usage: e.usage, quota: e.quota }; },
+      function () { return { usage: null, quota: null }; });
   }
 
   return {
@@ -130,10 +219,12 @@ var QuireStore = (function () {
     openLibrary: openLibrary,
     open: open,
     request: request,
+    translate: translate,
+    estimate: estimate,
     main: main,
-    get: function (key) { return tx('kv', 'readonly', function (s) { return request(s.get(key)); }); },
-    set: function (key, value) { return tx('kv', 'readwrite', function (s) { s.put(value, key); }); },
-    del: function (key) { return tx('kv', 'readwrite', function (s) { s.delete(key); }); },
-    clearMain: function () { return tx('kv', 'readwrite', function (s) { s.clear(); }); },
+    get: function (key) { return tx('kv', 'readonly', function (s) { return request(s.get(key)); }, 'read a setting'); },
+    set: function (key, value) { return tx('kv', 'readwrite', function (s) { s.put(value, key); }, 'save a setting'); },
+    del: function (key) { return tx('kv', 'readwrite', function (s) { s.delete(key); }, 'save a setting'); },
+    clearMain: function () { return tx('kv', 'readwrite', function (s) { s.clear(); }, 'erase settings'); },
   };
 })();

@@ -72,10 +72,17 @@
         'from quire.retrieval import kernels\n' +
         'json.dumps({"python": sys.version.split()[0], "numpy": numpy.__version__, "quire": quire.__version__,\n' +
         '            "dense_kernel": kernels.backend()})');
+      writes = JSON.parse(pyodide.runPython('import quire.browser\nquire.browser.writes_json()'));
       libraries = installLazyWheels();
       libraries.catch(function (err) { post(describe(err, 'libraries')); });
       stage('ready', { versions: JSON.parse(versions), pyodide: pyodide.version, library: library });
       background = libraries.then(loadLazy);
+      // An index that did not match the stored passages was repaired in memory; save it
+      // once this tab holds the writer lock.
+      if (library && library.repaired && library.repaired.length) {
+        libraries.then(function () { return methods.py('repairIndex', '[]', null, 0); })
+          .catch(function (err) { logWarning('The repaired search index was not saved: ' + err.message); });
+      }
     } catch (err) {
       post(describe(err, where));
       throw err;
@@ -221,6 +228,90 @@
     return value;
   }
 
+  /* ---------------- one writer at a time ---------------- */
+
+  /* Library writes hold the Web Lock LOCK, shared by every Quire tab of this origin (all
+   * file:// pages are one origin here, as for IndexedDB); quire.browser.WRITES says which
+   * methods write and how they wait.  Without Web Locks, a promise chain serialises this
+   * tab only. */
+  var LOCK = 'quire.library';
+  var writes = {};
+  var running = null;  // this tab's write in progress: {id, name, cancelledBy}
+  var chain = Promise.resolve();
+  var CANCELLABLE = { train: 'Train', embed: 'Adding meaning vectors' };
+  var ACTION = { eraseAll: '“Erase all knowledge”', importVault: 'the vault import' };
+
+  function emit(id, event) { post({ type: 'event', id: id, event: JSON.stringify(event) }); }
+
+  function withLock(mode, onWait, body) {
+    if (!self.navigator || !navigator.locks) {
+      var next = chain.then(body, body);
+      chain = next.catch(function () {});
+      return next;
+    }
+    return navigator.locks.request(LOCK, { mode: mode, ifAvailable: true }, function (lock) {
+      if (lock) return body();
+      onWait();
+      return navigator.locks.request(LOCK, { mode: mode }, body);
+    });
+  }
+
+  async function write(name, id, run) {
+    var how = writes[name];
+    var stopped = null;
+    if (how === 'cancel' && running && CANCELLABLE[running.name]) {
+      stopped = running;
+      stopped.cancelledBy = name;
+      pyodide.runPython('import quire.browser as b; b.cancel(' + Number(stopped.id) + ')');
+    }
+    var value = await withLock(how === 'shared' ? 'shared' : 'exclusive', function () {
+      emit(id, running
+        ? { stage: 'waiting', message: 'Waiting for ' + (CANCELLABLE[running.name] || 'another change') + ' in this tab to finish…' }
+        : { stage: 'waiting-other-tab', message: 'Training or saving in another Quire tab; this starts when it is done…' });
+    }, async function () {
+      var mine = how === 'shared' ? null : { id: id, name: name };
+      if (mine) running = mine;
+      try {
+        return await run();
+      } finally {
+        if (mine && running === mine) running = null;
+      }
+    });
+    if (how === 'cancel') {
+      if (!value || typeof value !== 'object') value = {};
+      var what = stopped && CANCELLABLE[stopped.name];
+      value.train = !stopped ? 'none' : stopped.outcome === 'cancelled' ? 'cancelled' : 'waited';
+      value.message = !stopped ? '' : stopped.outcome === 'cancelled'
+        ? what + ' was running; it was cancelled (nothing from it was saved), then ' + ACTION[name] + ' ran.'
+        : what + ' was running and had already reached saving; ' + ACTION[name] + ' waited for it to finish, then ran.';
+    }
+    return value;
+  }
+
+  async function dispatch(name, argsJson, payload, id) {
+    var bridge = pyodide.pyimport('quire.browser');
+    try {
+      var reply = JSON.parse(await bridge.dispatch(name, argsJson, id, payload));
+    } finally {
+      bridge.destroy();
+    }
+    if (reply.changed) post({ type: 'library-changed', method: name });
+    if (running && running.id === id && running.cancelledBy) {
+      running.outcome = !reply.ok && reply.kind === 'TrainCancelled' ? 'cancelled' : 'finished';
+      if (running.outcome === 'cancelled') {
+        reply.error = (CANCELLABLE[name] || name) + ' was cancelled so that ' + ACTION[running.cancelledBy] +
+          ' could run; nothing from it was saved.';
+      }
+    }
+    if (!reply.ok) {
+      var err = new Error(reply.error);
+      err.kind = reply.kind;
+      if (reply.detail) post({ type: 'log', level: 'error', text: reply.detail });
+      throw err;
+    }
+    return reply.value;
+  }
+
   var methods = {
     run: async function (source) {
       await pyodide.loadPackagesFromImports(source, { messageCallback: function () {}, errorCallback: logError });
@@ -229,19 +320,8 @@
     waitForLazy: function () { return background; },
     py: async function (name, argsJson, payload, id) {
       await libraries;
-      var bridge = pyodide.pyimport('quire.browser');
-      try {
-        var reply = JSON.parse(await bridge.dispatch(name, argsJson, id, payload));
-      } finally {
-        bridge.destroy();
-      }
-      if (!reply.ok) {
-        var err = new Error(reply.error);
-        err.kind = reply.kind;
-        if (reply.detail) post({ type: 'log', level: 'error', text: reply.detail });
-        throw err;
-      }
-      return reply.value;
+      var run = function () { return dispatch(name, argsJson, payload, id); };
+      return writes[name] ? write(name, id, run) : run();
     },
   };
 

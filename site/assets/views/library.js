@@ -186,7 +186,8 @@
     return note;
   }
 
-  var STAGE_TEXT = { ocr: 'reading scanned pages', embed: 'adding meaning vectors', extract: 'reading', chunk: 'cutting into passages', chunked: 'done', failed: 'failed', skip: 'already known, skipped', index: 'indexing', save: 'saving', done: 'finished' };
+  var STAGE_TEXT = { ocr: 'reading scanned pages', embed: 'adding meaning vectors', extract: 'reading', chunk: 'cutting into passages', chunked: 'done', failed: 'failed', skip: 'already known, skipped', index: 'indexing', save: 'saving', done: 'finished',
+    waiting: 'waiting for the change running in this tab', 'waiting-other-tab': 'training in another tab; this Train starts when it is done' };
 
   function train() {
     if (training) return;
@@ -254,7 +255,7 @@
     input.addEventListener('input', function () { go.disabled = input.value.trim() !== 'ERASE'; });
     go.addEventListener('click', function () {
       go.disabled = true;
-      q.eraseAll().then(function () { dialog.close(); dialog.remove(); QuireUI.toast('Everything Quire stored here has been erased.'); },
+      q.eraseAll().then(function (r) { dialog.close(); dialog.remove(); QuireUI.toast('Everything Quire stored here has been erased.' + (r.message ? ' ' + r.message : '')); },
         function (e) { QuireUI.toast(e.message, 'error'); go.disabled = false; });
     });
     document.body.appendChild(dialog);

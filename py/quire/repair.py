@@ -1,0 +1,73 @@
+"""Repair a search index that does not match the stored passages.
+
+Before writes were serialised, two tabs training at once each kept their own index and
+overwrote the one stored index: sources stayed listed as trained but could not be found,
+and Train skipped them as already known.  ``Library.open`` runs ``repair_index`` so such a
+library heals on the next start.  It only counts when nothing is wrong.
+
+>>> import asyncio
+>>> from quire.library import Library
+>>> from quire.store import MemoryStore
+>>> store = MemoryStore()
+>>> lib = asyncio.run(Library.open(store))
+>>> _ = asyncio.run(lib.stage("a.md", b"Glaciers carve valleys.")); _ = asyncio.run(lib.train())
+>>> store.data["index"].clear()  # the index lost its only source
+>>> lib = asyncio.run(Library.open(store)); _ = asyncio.run(lib.load_chunks())
+>>> lib.repaired, [h["source"] for h in lib.search("glaciers")]
+(['a.md'], ['a.md'])
+"""
+
+from __future__ import annotations
+
+
+def indexed_counts(index) -> dict[str, int]:
+    """Live passages per source id in ``index`` (chunk ids are ``"<source id>:<n>"``)."""
+    counts: dict[str, int] = {}
+    for chunk_id in index._serial_of:  # only live chunks are in it
+        sid = chunk_id.rsplit(":", 1)[0]
+        counts[sid] = counts.get(sid, 0) + 1
+    return counts
+
+
+async def repair_index(library, save: bool = True) -> list[str]:
+    """Make ``library.index`` hold exactly the passages of its trained sources.
+
+    Returns the names (ids, for sources no longer listed) of what it fixed.  A trained
+    source whose passages were lost goes back to "staged" if its original is kept (the next
+    Train reads it again), else to "failed" saying to add it again.  With ``save`` the repair
+    is stored at once; otherwise ``library.save_index()`` stores it later."""
+    from quire.library import LibraryError
+
+    index, sources = library.index, library._sources
+    indexed = indexed_counts(index)
+    fixed, puts = [], []
+    for sid in [s for s in indexed if s not in sources]:
+        index.remove_source(sid)  # passages of a source that was removed
+        fixed.append(sid)
+    for sid, record in list(sources.items()):
+        if record["status"] != "trained" or indexed.get(sid, 0) == record.get("chunks", 0) > 0:
+            continue
+        chunks = await library.store.get("chunks", sid) or []
+        if chunks and indexed.get(sid, 0) == len(chunks):
+            continue
+        if chunks:
+            index.remove_source(sid)
+            index.add_chunks(sid, [c["id"] for c in chunks], [c["text"] for c in chunks],
+                             category=record.get("category"), language=record.get("language"))
+        elif record.get("chunks", 0) > 0:
+            index.remove_source(sid)
+            again = await library.store.get("originals", sid) is not None
+            record = {**record, "status": "staged" if again else "failed",
+                      "error": None if again else "its passages were lost; add the file again"}
+            sources[sid] = record
+            puts.append(("sources", sid, record))
+        else:
+            continue  # trained with no passages (an empty file): nothing to index
+        fixed.append(record["name"])
+    library._unsaved = puts
+    if fixed and save:
+        try:
+            await library.save_index()
+        except (OSError, LibraryError):  # a full disk: the repaired index still serves this session
+            pass
+    return fixed

@@ -1,0 +1,118 @@
+"""One writer at a time, in one tab and across tabs (real Chromium, persistent profile).
+
+Two pages Train different files at once: every file of both is findable from both
+pages without a reload.  Erase during a Train cancels it cleanly and says so.  A stored
+index that lost a trained source is repaired when the library opens.
+"""
+
+import pytest
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready
+
+pytestmark = pytest.mark.browser
+
+ROCKS = ["basalt", "granite", "gneiss", "schist", "marble", "slate", "quartzite", "obsidian", "pumice",
+         "andesite", "diorite", "gabbro", "peridotite", "rhyolite", "dacite"]
+MINERALS = ["feldspar", "olivine", "pyroxene", "amphibole", "biotite", "muscovite", "calcite", "dolomite",
+            "halite", "gypsum", "fluorite", "apatite", "corundum", "topaz", "beryl"]
+
+STAGE = """words => quire.stage(words.map(w => ({name: w + '.md', text: '# ' + w + '\\n' + w + ' is described here in detail.'})))"""
+TRAIN = """() => { window.trained = quire.train({onProgress: e => (window.events = window.events || []).push(e)})
+  .then(r => r, e => ({error: e.message, kind: e.kind})); }"""
+ALL_FOUND = """async words => {
+  for (const w of words) {
+    const hits = await quire.search(w);
+    if (!hits.length || hits[0].source !== w + '.md') return false;
+  }
+  return true;
+}"""
+
+
+def launch(pw, profile):
+    return pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def open_page(ctx, url):
+    page = ctx.new_page()
+    page.set_default_timeout(180_000)
+    log = PageLog()
+    log.attach(page)
+    page.goto(url)
+    wait_ready(page)
+    return page, log
+
+
+def test_two_tabs_train_at_once_and_both_find_everything(playwright_instance, built_dist, serve, tmp_path):
+    url = serve(built_dist).url
+    ctx = launch(playwright_instance, tmp_path / "profile")
+    (a, log_a), (b, log_b) = open_page(ctx, url), open_page(ctx, url)
+    for page, words in ((a, ROCKS), (b, MINERALS)):  # both stage, then both Train at once
+        page.evaluate(f"() => {{ window.staged = ({STAGE})({words!r}); }}")
+    a.evaluate("window.staged")
+    b.evaluate("window.staged")
+    a.evaluate(TRAIN)
+    b.evaluate(TRAIN)
+    results = [a.evaluate("window.trained"), b.evaluate("window.trained")]
+    assert not any("error" in r for r in results), results
+    assert sum(r["added"] for r in results) == 30, results  # every file trained once, by one tab or the other
+    waited = [e for p in (a, b) for e in p.evaluate("window.events || []") if e["stage"] == "waiting-other-tab"]
+    assert waited and "another Quire tab" in waited[0]["message"]
+    # each page catches up with the other's change by itself (no reload)
+    for page in (a, b):
+        page.wait_for_function(ALL_FOUND, arg=ROCKS + MINERALS, polling=500, timeout=60_000)
+        statuses = {s["name"]: s["status"] for s in page.evaluate("quire.sources()")}
+        assert statuses == {f"{w}.md": "trained" for w in ROCKS + MINERALS}
+    assert not log_a.errors and not log_b.errors, log_a.errors + log_b.errors
+    ctx.close()
+
+
+def test_erase_during_train_cancels_it_and_says_so(playwright_instance, built_dist, serve, tmp_path, pdf_dir):
+    ctx = launch(playwright_instance, tmp_path / "profile")
+    page, log = open_page(ctx, serve(built_dist).url)
+    pdf = list((pdf_dir / "py-pdf-sample-files/GeoTopo-komprimiert.pdf").read_bytes())
+    page.evaluate("bytes => quire.stage({name: 'GeoTopo.pdf', data: new Uint8Array(bytes)})", pdf)  # read first, slowly
+    page.evaluate(f"({STAGE})({ROCKS!r})")
+    page.evaluate(TRAIN)
+    page.wait_for_function("() => (window.events || []).some(e => e.stage === 'extract')")
+    erased = page.evaluate("quire.eraseAll()")
+    trained = page.evaluate("window.trained")
+    assert erased["erased"] is True
+    assert erased["train"] == "cancelled", erased
+    assert "cancelled" in erased["message"] and "nothing from it was saved" in erased["message"]
+    assert trained["kind"] == "TrainCancelled" and "so that “Erase all knowledge” could run" in trained["error"], trained
+    assert "TypeError" not in str(trained)
+    assert page.evaluate("quire.sources()") == [] and page.evaluate("quire.search('basalt')") == []
+    assert not log.errors, log.errors
+    ctx.close()
+
+
+def test_a_stored_index_missing_a_source_is_repaired_on_open(playwright_instance, built_dist, serve, tmp_path):
+    url = serve(built_dist).url
+    profile = tmp_path / "profile"
+    ctx = launch(playwright_instance, profile)
+    page, _ = open_page(ctx, url)
+    page.evaluate(f"({STAGE})({ROCKS[:3]!r}).then(() => quire.train())")
+    # what two tabs overwriting each other's index left behind: a trained source not in it
+    page.evaluate("""quire.run(`
+import quire.browser as b
+from quire.library import INDEX_KEY
+lib = b._engine.library
+sid = next(s["id"] for s in lib.sources() if s["name"] == "granite.md")
+lib.index.remove_source(sid)
+await b._engine.store.commit([("index", INDEX_KEY, lib.index.to_bytes())])
+`)""")
+    assert page.evaluate("quire.search('granite')") == []
+    ctx.close()
+
+    ctx = launch(playwright_instance, profile)
+    page, log = open_page(ctx, url)
+    assert page.evaluate("quire.status().library.repaired") == ["granite.md"]
+    page.wait_for_function(ALL_FOUND, arg=ROCKS[:3], polling=500, timeout=60_000)
+    assert not log.errors, log.errors
+    ctx.close()
+
+    ctx = launch(playwright_instance, profile)  # the repair was saved
+    page, _ = open_page(ctx, url)
+    assert page.evaluate("quire.status().library.repaired") == []
+    assert page.evaluate(ALL_FOUND, ROCKS[:3])
+    ctx.close()
