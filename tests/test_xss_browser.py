@@ -123,22 +123,25 @@ def test_vectors_as_documents_file_names_and_categories(context, built_dist, ser
         {"name": "vectors.txt", "text": "\n\n".join(VECTORS)},
         {"name": "vectors.html", "text": "<!doctype html><title>vectors</title><body>" + "<hr>".join(VECTORS)},
     ]
-    names = [{"name": f"{v}.txt", "text": f"vector {i} as a file name", "category": v} for i, v in enumerate(VECTORS)]
-    # The three documents are trained; the name vectors stay staged (the library lists
-    # staged files too, with their categories), which keeps this test to minutes.
+    # Staging costs about a second per file here, so the vectors go in as names and
+    # categories eight at a time (28 files).  The engine keeps a name's last path part
+    # ("a/b.txt" -> "b.txt"); categories stay whole.  These files stay staged: the library
+    # lists staged files too, with their categories.
+    groups = [VECTORS[i:i + 8] for i in range(0, len(VECTORS), 8)]
+    names = [{"name": " ".join(g) + ".txt", "text": f"vectors {i} as a file name", "category": " ".join(g)}
+             for i, g in enumerate(groups)]
     page.evaluate("""async ([docs, names]) => {
         for (const d of docs) await quire.stage({name: d.name, text: d.text}, {category: 'Vectors'});
         await quire.train();
         for (const n of names) await quire.stage({name: n.name, text: n.text}, {category: n.category});
     }""", [docs, names])
     sources = page.evaluate("quire.sources()")
-    # The engine keeps a path's last part as the name ("a/b.txt" -> "b.txt"); categories stay whole.
     assert len(sources) == len(docs) + len(names), [s["name"] for s in sources][:5]
     assert {n["category"].strip() for n in names} <= set(page.evaluate("quire.categories()"))
 
     # the library: every name and category on screen
     page.get_by_test_id("nav-library").click()
-    page.wait_for_function("(n) => document.querySelectorAll('[data-testid=source-row]').length >= n", len(sources))
+    page.wait_for_function("(n) => document.querySelectorAll('[data-testid=source-row]').length >= n", arg=len(sources))
     assert_clean(page.evaluate(AUDIT_CALL, ["[data-testid=source-list]"]), "library")
 
     # the chat's scope pickers list every category and source name
