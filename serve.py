@@ -12,8 +12,10 @@ Only ``dist/`` is served, never the source tree, and no path can escape it.
 from __future__ import annotations
 
 import argparse
+import html
 import http.server
 import os
+import re
 import subprocess
 import sys
 import webbrowser
@@ -39,6 +41,29 @@ MIME = {
 }
 
 
+# frame-ancestors is ignored in a <meta> policy, so only a header can stop other sites
+# from framing Quire (clickjacking); X-Frame-Options says the same to older browsers.
+FRAME_POLICY = "frame-ancestors 'none'"
+META_CSP = re.compile(r'<meta\s+http-equiv="Content-Security-Policy"\s+content="([^"]*)"', re.I)
+
+
+def csp_header(index_html: str) -> str:
+    """The page's own policy plus frame-ancestors, for the Content-Security-Policy header.
+
+        csp_header('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'">')
+        -> "default-src 'none'; frame-ancestors 'none'"
+
+    Every policy a page has is enforced, so the header repeats the static <meta> one from
+    index.html exactly: a header stricter than the page (say on connect-src, which
+    csp.js narrows at run time to the model server the person chose) would break it.
+    """
+    found = META_CSP.search(index_html)
+    if not found:
+        raise ValueError("index.html has no Content-Security-Policy <meta>: rebuild with python build.py")
+    policy = html.unescape(found.group(1)).strip().rstrip(";")
+    return f"{policy}; {FRAME_POLICY}"
+
+
 def newest_source_mtime(root: Path = ROOT) -> float:
     newest = 0.0
     for name in SOURCES:
@@ -59,6 +84,7 @@ class BundleHandler(http.server.SimpleHTTPRequestHandler):
     """Static files from one folder, with the right types and no escapes."""
 
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **MIME}
+    csp = FRAME_POLICY  # make_server sets the page's full policy
 
     def translate_path(self, path: str) -> str:
         root = Path(self.directory).resolve()
@@ -71,6 +97,8 @@ class BundleHandler(http.server.SimpleHTTPRequestHandler):
         # Let the browser revalidate; the service worker is what keeps Quire offline.
         self.send_header("Cache-Control", "no-cache")
         self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", self.csp)
+        self.send_header("X-Frame-Options", "DENY")
         super().end_headers()
 
     def log_message(self, fmt: str, *args) -> None:
@@ -79,7 +107,9 @@ class BundleHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def make_server(dist: Path, port: int) -> http.server.ThreadingHTTPServer:
-    handler = partial(BundleHandler, directory=str(dist))
+    index = dist / "index.html"
+    csp = csp_header(index.read_text(encoding="utf-8")) if index.is_file() else FRAME_POLICY
+    handler = partial(type("Handler", (BundleHandler,), {"csp": csp}), directory=str(dist))
     return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
 
 

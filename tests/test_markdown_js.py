@@ -17,14 +17,14 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.browser
 
-MARKDOWN_JS = ROOT / "site" / "assets" / "markdown.js"
+MARKDOWN_JS = [ROOT / "site" / "assets" / "markdown-inline.js", ROOT / "site" / "assets" / "markdown.js"]
 MALICIOUS = sorted((ROOT / "tests" / "fixtures" / "malicious").glob("*.md"))
 ALLOWED_TAGS = {"P", "H1", "H2", "H3", "H4", "H5", "H6", "EM", "STRONG", "DEL", "CODE", "PRE", "UL", "OL", "LI",
-                "BLOCKQUOTE", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "A", "BUTTON", "BR", "HR", "MARK"}
-ALLOWED_ATTRS = {"href", "title", "target", "rel", "class", "data-cite", "type", "start", "style", "data-open"}
+                "BLOCKQUOTE", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "A", "BUTTON", "BR", "HR", "MARK", "SPAN"}
+ALLOWED_ATTRS = {"href", "title", "class", "data-cite", "type", "start", "style", "data-open", "tabindex", "colspan"}
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>markdown.js test</title>
-<div id="out"></div><script src="markdown.js"></script>"""
+<div id="out"></div><script src="markdown-inline.js"></script><script src="markdown.js"></script>"""
 
 # Renders into #out (attached, so anything that could load would load) and reports the DOM.
 RENDER = """([text, citeMax]) => {
@@ -71,7 +71,8 @@ def trap():
 
 @pytest.fixture
 def md_page(context, tmp_path, page_log):
-    shutil.copy(MARKDOWN_JS, tmp_path / "markdown.js")
+    for js in MARKDOWN_JS:
+        shutil.copy(js, tmp_path / js.name)
     (tmp_path / "index.html").write_text(PAGE, encoding="utf-8")
     page = page_log.attach(context.new_page())
     requests = []
@@ -112,14 +113,22 @@ CASES = [
     ("table", "| A | B |\n|:--|--:|\n| 1 | `x\\|y` |\n| 2 |",
      '<table><thead><tr><th style="text-align: left;">A</th><th style="text-align: right;">B</th></tr></thead>'
      '<tbody><tr><td style="text-align: left;">1</td><td style="text-align: right;"><code>x|y</code></td></tr>'
-     '<tr><td style="text-align: left;">2</td><td style="text-align: right;"></td></tr></tbody></table>'),
+     '<tr><td style="text-align: left;">2</td><td></td></tr></tbody></table>'),
+    ("short row gets one spanning cell", "| A | B | C |\n|---|---|---|\n| 1 |",
+     '<table><thead><tr><th>A</th><th>B</th><th>C</th></tr></thead><tbody><tr><td>1</td><td colspan="2"></td></tr></tbody></table>'),
     ("header row only is a paragraph", "| A | B |", "<p>| A | B |</p>"),
-    ("http link", "[site](https://example.org/a?b=1 \"T\")",
-     '<p><a href="https://example.org/a?b=1" target="_blank" rel="noopener noreferrer nofollow" title="T">site</a></p>'),
-    ("anchor link", "[see](#notes)", '<p><a href="#notes">see</a></p>'),
+    ("http link is inert: label, then the address", "[site](https://example.org/a?b=1 \"T\")",
+     '<p><span class="link">site <code class="link-url" tabindex="0" title="Link to example.org — not opened from here; copy the address to visit it">https://example.org/a?b=1</code></span></p>'),
+    ("anchor link is inert too", "[see](#notes)",
+     '<p><span class="link">see <code class="link-url" tabindex="0" title="Link to this page — not opened from here; copy the address to visit it">#notes</code></span></p>'),
+    ("link whose label is its address shows it once", "[https://example.org/](https://example.org/)",
+     '<p><span class="link"><code class="link-url" tabindex="0" title="Link to example.org — not opened from here; copy the address to visit it">https://example.org/</code></span></p>'),
     ("bare url", "see https://example.org/x.",
-     '<p>see <a href="https://example.org/x" target="_blank" rel="noopener noreferrer nofollow">'
-     'https://example.org/x</a>.</p>'),
+     '<p>see <code class="link-url" tabindex="0" title="Link to example.org — not opened from here; copy the address to visit it">https://example.org/x</code>.</p>'),
+    ("autolink", "<https://example.org:8080/y>",
+     '<p><code class="link-url" tabindex="0" title="Link to example.org:8080 — not opened from here; copy the address to visit it">https://example.org:8080/y</code></p>'),
+    ("unicode host is shown as punycode", "[bank](https://bänk.example/)",
+     '<p><span class="link">bank <code class="link-url" tabindex="0" title="Link to xn--bnk-qla.example — not opened from here; copy the address to visit it">https://xn--bnk-qla.example/</code></span></p>'),
     ("citation", "Cells divide [1].",
      '<p>Cells divide <a href="#cite-1" class="cite" data-cite="1" title="Source 1">[1]</a>.</p>'),
     ("citation list and pair", "A [2,3] B [1][3]",
@@ -183,12 +192,107 @@ def test_streaming_prefixes_never_throw(md_page):
 
 
 @pytest.mark.parametrize("text", ["[" * 5000, "*a " * 3000, "> " * 400 + "deep", "- " * 400 + "deep",
-                                  "a " + "`" * 3000, "![" * 2000, "|" * 3000 + "\n|---|", "**" * 3000 + "x"],
-                         ids=["brackets", "stars", "quotes", "lists", "ticks", "images", "pipes", "strongs"])
+                                  "a " + "`" * 3000, "![" * 2000, "|" * 3000 + "\n|---|", "**" * 3000 + "x",
+                                  "- " + " " * 3000 + "\u2028x", "```" + " " * 3000 + "`"],
+                         ids=["brackets", "stars", "quotes", "lists", "ticks", "images", "pipes", "strongs",
+                              "item spaces", "fence spaces"])
 def test_pathological_input_renders(md_page, text):
     """Deep nesting falls back to text instead of overflowing the stack."""
     dom = render(md_page, text)
     assert dom["text"].replace("\n", "").strip()
+
+
+# --- links are inert -----------------------------------------------------------------
+def test_links_do_not_navigate_and_the_address_is_selectable(md_page, context):
+    """Clicking a model's link opens nothing; Tab reaches the address and selects it for copying."""
+    md_page.evaluate("""() => { const out = document.getElementById('out');
+        out.replaceChildren(QuireMarkdown.render('Read [the paper](https://example.org/p) or https://evil.example/x now.'));
+        window.__pops = 0; window.open = () => { window.__pops++; return null; }; }""")
+    start = md_page.url
+    pages = len(context.pages)
+    for target in ("#out .link", "#out .link-url >> nth=0", "#out .link-url >> nth=1"):
+        md_page.click(target)
+    assert md_page.url == start and len(context.pages) == pages
+    assert md_page.evaluate("window.__pops") == 0
+    assert md_page.locator("#out a").count() == 0
+    assert md_page.locator("#out .link-url").all_inner_texts() == ["https://example.org/p", "https://evil.example/x"]
+    md_page.evaluate("""() => { const b = document.createElement('button'); b.textContent = 'before';
+        document.getElementById('out').before(b); b.focus(); }""")
+    md_page.keyboard.press("Tab")
+    assert md_page.evaluate("document.activeElement.textContent") == "https://example.org/p"
+    assert md_page.evaluate("String(getSelection())") == "https://example.org/p"
+    md_page.keyboard.press("Tab")
+    assert md_page.evaluate("String(getSelection())") == "https://evil.example/x"
+    md_page.keyboard.press("Enter")  # nothing to activate
+    assert md_page.url == start and len(context.pages) == pages
+
+
+# --- streaming ------------------------------------------------------------------------
+STREAMED = ("# Title\n\nSome *em* and **strong** [1][2] and a [link](https://example.org).\n\n"
+            "a | b\n--|--\n1 | 2\n\n- x\n  - y\n\n- z\n\n> q\n> r\n\n```py\nprint('[1]')\n```\n"
+            "Para\n---\n1. one\n2. two\n\nend ![i](https://e.org/i.png) `code`")
+
+
+def test_streaming_matches_a_full_render_at_every_prefix(md_page):
+    """The incremental renderer shows exactly what a full render of the same text shows."""
+    bad = md_page.evaluate("""(t) => { const cite = n => ({href: '#c' + n});
+        const box = document.createElement('div'), ref = document.createElement('div');
+        const live = QuireMarkdown.stream(box, {citations: cite}); const bad = [];
+        for (let i = 0; i <= t.length; i++) {
+          live.update(t.slice(0, i));
+          ref.replaceChildren(QuireMarkdown.render(t.slice(0, i), {citations: cite}));
+          if (box.innerHTML !== ref.innerHTML) bad.push([i, box.innerHTML, ref.innerHTML]);
+        }
+        return bad.slice(0, 3); }""", STREAMED)
+    assert bad == []
+
+
+def test_streaming_keeps_finished_blocks(md_page):
+    kept = md_page.evaluate(r"""() => { const box = document.createElement('div');
+        const live = QuireMarkdown.stream(box, {});
+        live.update('# Head\n\nFirst paragraph.\n\nSecond');
+        const [h, p] = box.children;
+        const redrawn = live.update('# Head\n\nFirst paragraph.\n\nSecond paragraph grows');
+        return {same: box.children[0] === h && box.children[1] === p, redrawn, count: box.children.length}; }""")
+    assert kept == {"same": True, "redrawn": 1, "count": 3}
+
+
+# --- linear time ----------------------------------------------------------------------
+SCALING = {
+    "realistic": "Cells *divide* by **mitosis** [1]; see `code` and https://example.org/x.\n\n",
+    "brackets": "[", "stars": "*a ", "strong runs": "**a ", "ticks": "a `", "images": "![", "link openers": "[a](",
+    "titles": '[a](b "', "angles": "[a](<", "bare urls": "(http://\\", "closing parens": ")", "tildes": "~~a ",
+    "underscores": "_a ", "nested emphasis": "*a **b ", "citations": "[1,", "lt": "<http://a",
+    "heading spaces": "#" + " " * 50 + "x", "table": "| a | b |\n", "list": "- a\n  - b\n",
+    "quotes": "> ", "blank lines": "- a\n\n", "wide table": "|a",
+}
+
+
+def test_rendering_is_linear(md_page):
+    """Eight times the input takes at most ~8x the steps (a quadratic renderer takes 64x).
+
+    Steps are the renderer's own count of loop turns and characters searched
+    (QuireMarkdown.stats), so the test does not depend on how busy the machine is; a
+    generous time ceiling catches what the count cannot see (a regex that backtracks).
+    """
+    got = md_page.evaluate(r"""(cases) => {
+        const steps = (t) => { const s = QuireMarkdown.stats; const before = s.steps; const t0 = performance.now();
+          QuireMarkdown.render(t, {citations: n => ({href: '#c'})});
+          return [s.steps - before, performance.now() - t0]; };
+        const out = {};
+        for (const [name, unit] of Object.entries(cases)) {
+          const make = n => name === 'wide table' ? '|a'.repeat(n / 12) + '\n' + '|-'.repeat(n / 12) + '\n' + '|\n'.repeat(n / 6)
+                                                  : unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+          const [small] = steps(make(12000));
+          const [big, ms] = steps(make(96000));
+          out[name] = {small, big, ratio: big / small, ms};
+        }
+        return out; }""", SCALING)
+    quadratic = {k: v for k, v in got.items() if v["ratio"] > 10}
+    assert not quadratic, f"8x the input took over 10x the steps: {quadratic}"
+    slow = {k: v for k, v in got.items() if v["ms"] > 3000}
+    assert not slow, f"96,000 characters took over 3 s to render: {slow}"
+    assert got["realistic"]["small"] >= 12000, got["realistic"]  # the count does count every character
 
 
 # --- hostile input -------------------------------------------------------------------
@@ -258,7 +362,7 @@ def test_the_trap_does_catch_a_loading_element(md_page, trap):
 
 
 def test_source_never_parses_html():
-    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", MARKDOWN_JS.read_text(encoding="utf-8"), flags=re.S)
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", "".join(p.read_text(encoding="utf-8") for p in MARKDOWN_JS), flags=re.S)
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function(",
                  "createContextualFragment", "DOMParser", "setAttribute('on", 'setAttribute("on', "srcdoc"):
         assert sink not in code, f"markdown.js uses {sink}"

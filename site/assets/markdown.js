@@ -1,36 +1,35 @@
-/* QuireMarkdown: a small, safe Markdown renderer for model answers.
+/* QuireMarkdown: a small, safe Markdown renderer for model answers (blocks; the inline
+ * half is markdown-inline.js, which must load first).
  *
  *   var frag = QuireMarkdown.render(text, {citations: function (n) { return {href: '#cite-' + n, title: 'p. 5'}; }});
  *   answerBox.replaceChildren(frag);
+ *   var live = QuireMarkdown.stream(answerBox, options);  live.update(textSoFar);  // while streaming
  *   snippetBox.replaceChildren(QuireMarkdown.highlight(passage, [[0, 5], [12, 18]]));
  *
  * Why so strict: a model's answer can repeat text planted in a document ("output
  * <img src=http://127.0.0.1/steal?...>"), so nothing in it may load or run anything.
  * The renderer builds DOM nodes itself and never parses untrusted text as HTML:
  *   - raw HTML is shown as literal text; there are no images at all ("![a](b)" -> "[image: a]");
- *   - links keep only http(s) URLs and "#" anchors; any other link is shown as the text it was;
+ *   - links are inert: the label, then the http(s) address as selectable text; never clickable;
  *   - citation markers [1], [2,3], [1][3] become links or buttons with data-cite="n"
  *     when the `citations` callback knows the number.
  * Partial input (while streaming) renders as far as it goes: an unclosed code fence
  * is code so far, an unclosed *emphasis* is a literal star.
+ * Linear time: every line is looked at a bounded number of times (MAX_DEPTH levels of
+ * nesting at most) and no pattern here can backtrack over a line.
  * A classic script (no modules, no dependencies) so file:// pages and workers can load it.
  */
 (function (root) {
   'use strict';
 
-  var MAX_DEPTH = 16;          // nesting of quotes, lists and emphasis; deeper input renders as text
-  var MAX_CITE_NUMBERS = 10;   // "[1, 2, ..., 10]" at most, as quire.chat.answer reads them
-  var FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)[^`]*$/;
-  var HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+  var MAX_DEPTH = 16;  // nesting of quotes, lists and emphasis; deeper input renders as text
+  var FENCE = /^ {0,3}(`{3,}|~{3,})/;
+  var HEADING = /^ {0,3}(#{1,6})(?=[ \t]|$)/;
   var HR = /^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$/;
   var QUOTE = /^ {0,3}> ?/;
-  var LIST_ITEM = /^( *)([-*+]|(\d{1,9})[.)])(?:[ \t]+(.*))?$/;
-  var TABLE_DELIM = /^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$/;
-  var CITE = /^\[(\d{1,3}(?:\s*[,;]\s*\d{1,3}|\s*[-\u2013]\s*\d{1,3})*)\](?!\()/;
-  var BARE_URL = /^https?:\/\/[^\s<>"'`]+/i;
-  var SAFE_ABSOLUTE = /^https?:\/\/[^\s<>"'`\\\x00-\x1f\x7f]+$/i;
-  var SAFE_ANCHOR = /^#[^\s<>"'`\\\x00-\x1f\x7f]*$/;
-  var PUNCT = /[!-\/:-@\[-`{-~]/;
+  var LIST_ITEM = /^( *)([-*+]|(\d{1,9})[.)])(?:[ \t]+([\s\S]*))?$/;  // [\s\S]: '.' stops at U+2028 and would backtrack
+  var DELIM_CELL = /^:?-+:?$/;
+  var Inline = root.QuireInline;
 
   function el(tag, text) {
     var node = document.createElement(tag);
@@ -38,101 +37,116 @@
     return node;
   }
 
-  function isBlank(line) { return !line || !/\S/.test(line); }
+  function isBlank(line) { Inline.stats.steps++; return !line || !/\S/.test(line); }
 
-  function indentOf(line) { return line.length - line.replace(/^ +/, '').length; }
+  function indentOf(line) { var k = 0; while (line[k] === ' ') k++; return k; }
 
-  /* The href a link may have, or null.  Only http(s) and in-page "#" anchors;
-   * entities are never decoded, so "jav&#x61;script:" stays a harmless non-URL. */
-  function safeHref(url) {
-    url = String(url == null ? '' : url).replace(/^[ \t]+|[ \t]+$/g, '');
-    if (SAFE_ANCHOR.test(url)) return url;
-    if (!SAFE_ABSOLUTE.test(url)) return null;
-    try {
-      var parsed = new URL(url);
-      return (parsed.protocol === 'http:' || parsed.protocol === 'https:') ? parsed.href : null;
-    } catch (e) {
-      return null;
-    }
+  function inline(text, parent, ctx, depth) {
+    if (depth > MAX_DEPTH) parent.appendChild(document.createTextNode(text));
+    else Inline.render(text, parent, ctx);
   }
 
-  // ---------------------------------------------------------------- blocks
+  // ---------------------------------------------------------------- line tests
+  /* "## Title ##" -> {level: 2, text: 'Title'} */
+  function heading(line) {
+    var m = HEADING.exec(line);
+    if (!m) return null;
+    var body = line.slice(m[0].length).trim();
+    var k = body.length;
+    while (k > 0 && body[k - 1] === '#') k--;
+    if (k === 0) body = '';
+    else if (k < body.length && (body[k - 1] === ' ' || body[k - 1] === '\t')) body = body.slice(0, k).trim();
+    return {level: m[1].length, text: body};
+  }
+
+  /* "```python x" -> {fence: '```', lang: 'python'}; a backtick fence's info has no backtick. */
+  function fence(line) {
+    var m = FENCE.exec(line);
+    if (!m) return null;
+    var info = line.slice(m[0].length);
+    if (m[1][0] === '`' && info.indexOf('`') >= 0) return null;
+    return {fence: m[1], lang: info.trim().split(/\s/)[0]};
+  }
+
+  function closesFence(line, open) {
+    Inline.stats.steps++;
+    var s = line.trim();
+    if (indentOf(line) > 3 || s.length < open.length) return false;
+    for (var k = 0; k < s.length; k++) if (s[k] !== open[0]) return false;
+    return true;
+  }
+
+  function splitRow(line) {
+    var s = line.trim();
+    if (s[0] === '|') s = s.slice(1);
+    if (s.length && s[s.length - 1] === '|' && s[s.length - 2] !== '\\') s = s.slice(0, -1);
+    var cells = [];
+    var from = 0, cur = '';
+    for (var k = 0; k < s.length; k++) {
+      if (s[k] === '\\' && s[k + 1] === '|') { cur += s.slice(from, k) + '|'; k++; from = k + 1; continue; }
+      if (s[k] === '|') { cells.push((cur + s.slice(from, k)).trim()); cur = ''; from = k + 1; }
+    }
+    cells.push((cur + s.slice(from)).trim());
+    return cells;
+  }
+
+  function isDelimRow(line) {
+    return line.indexOf('-') >= 0 && splitRow(line).every(function (c) { return DELIM_CELL.test(c); });
+  }
+
+  function isTableStart(lines, i) {
+    if (i + 1 >= lines.length || lines[i].indexOf('|') < 0 || !isDelimRow(lines[i + 1])) return false;
+    var head = splitRow(lines[i]).length;
+    if (lines[i + 1].indexOf('|') < 0 && head < 2) return false;
+    return head === splitRow(lines[i + 1]).length;
+  }
+
   function startsBlock(lines, i) {
     var line = lines[i];
-    return FENCE.test(line) || HEADING.test(line) || HR.test(line) || QUOTE.test(line) ||
+    return !!fence(line) || !!heading(line) || HR.test(line) || QUOTE.test(line) ||
       LIST_ITEM.test(line) || isTableStart(lines, i);
   }
 
-  function renderBlocks(lines, parent, ctx, depth) {
-    if (depth > MAX_DEPTH) {
-      parent.appendChild(el('p', lines.join('\n')));
-      return;
+  // ---------------------------------------------------------------- blocks
+  /* The block starting at or after line i (blank lines skipped), or null: {kind, start, end, ...}. */
+  function nextBlock(lines, i) {
+    while (i < lines.length && isBlank(lines[i])) i++;
+    if (i >= lines.length) return null;
+    var line = lines[i], f, h;
+    if ((f = fence(line))) {
+      var j = i + 1;
+      while (j < lines.length && !closesFence(lines[j], f.fence)) j++;
+      var open = j >= lines.length;
+      return {kind: 'fence', start: i, end: open ? j : j + 1, lang: f.lang, body: lines.slice(i + 1, j), open: open};
     }
-    var i = 0;
-    while (i < lines.length) {
-      var line = lines[i];
-      var m;
-      if (isBlank(line)) { i++; continue; }
-      if ((m = FENCE.exec(line))) { i = renderFence(lines, i, m, parent); continue; }
-      if ((m = HEADING.exec(line))) {
-        var h = el('h' + m[1].length);
-        renderInline(m[2] || '', h, ctx, depth);
-        parent.appendChild(h);
-        i++;
-        continue;
-      }
-      if (HR.test(line)) { parent.appendChild(el('hr')); i++; continue; }
-      if (QUOTE.test(line)) { i = renderQuote(lines, i, parent, ctx, depth); continue; }
-      if (LIST_ITEM.test(line)) { i = renderList(lines, i, parent, ctx, depth); continue; }
-      if (isTableStart(lines, i)) { i = renderTable(lines, i, parent, ctx, depth); continue; }
-      var para = [line.replace(/^\s+/, '')];
-      i++;
-      while (i < lines.length && !isBlank(lines[i]) && !startsBlock(lines, i)) {
-        para.push(lines[i].replace(/^\s+/, ''));
-        i++;
-      }
-      var p = el('p');
-      renderInline(para.join('\n').replace(/\s+$/, ''), p, ctx, depth);
-      parent.appendChild(p);
-    }
+    if ((h = heading(line))) return {kind: 'heading', start: i, end: i + 1, level: h.level, text: h.text};
+    if (HR.test(line)) return {kind: 'hr', start: i, end: i + 1};
+    if (QUOTE.test(line)) return quoteBlock(lines, i);
+    if (LIST_ITEM.test(line)) return listBlock(lines, i);
+    if (isTableStart(lines, i)) return tableBlock(lines, i);
+    var para = [line.trim()];
+    var k = i + 1;
+    while (k < lines.length && !isBlank(lines[k]) && !startsBlock(lines, k)) { para.push(lines[k].replace(/^\s+/, '')); k++; }
+    return {kind: 'para', start: i, end: k, text: para.join('\n').trimEnd()};
   }
 
-  function renderFence(lines, i, m, parent) {
-    var fence = m[1];
-    var body = [];
-    var j = i + 1;
-    var closer = new RegExp('^ {0,3}' + (fence[0] === '`' ? '`' : '~') + '{' + fence.length + ',}\\s*$');
-    while (j < lines.length && !closer.test(lines[j])) { body.push(lines[j]); j++; }
-    var pre = el('pre');
-    var code = el('code', body.join('\n'));
-    if (m[2]) code.className = 'language-' + m[2].replace(/[^\w+-]/g, '');
-    pre.appendChild(code);
-    if (j >= lines.length) pre.setAttribute('data-open', '');  // still streaming, or never closed
-    parent.appendChild(pre);
-    return j + 1;
-  }
-
-  function renderQuote(lines, i, parent, ctx, depth) {
-    var body = [];
+  function quoteBlock(lines, i) {
+    var start = i, body = [];
     while (i < lines.length && !isBlank(lines[i])) {
       if (QUOTE.test(lines[i])) body.push(lines[i].replace(QUOTE, ''));
       else if (startsBlock(lines, i)) break;
       else body.push(lines[i]);  // a lazy continuation line
       i++;
     }
-    var quote = el('blockquote');
-    renderBlocks(body, quote, ctx, depth + 1);
-    parent.appendChild(quote);
-    return i;
+    return {kind: 'quote', start: start, end: i, body: body};
   }
 
   /* Lenient nesting: any line indented past an item's marker belongs to that item. */
-  function renderList(lines, i, parent, ctx, depth) {
+  function listBlock(lines, i) {
+    var start = i;
     var first = LIST_ITEM.exec(lines[i]);
     var base = first[1].length;
     var ordered = first[3] !== undefined;
-    var list = el(ordered ? 'ol' : 'ul');
-    if (ordered && first[3] !== '1') list.setAttribute('start', String(parseInt(first[3], 10)));
     var items = [];
     var loose = false;
     while (i < lines.length) {
@@ -168,318 +182,150 @@
         if (!after || after[1].length !== base) break;
       }
     }
-    items.forEach(function (body) {
-      var li = el('li');
-      renderBlocks(body, li, ctx, depth + 1);
-      if (!loose) unwrapParagraphs(li);
-      list.appendChild(li);
-    });
-    parent.appendChild(list);
-    return i;
+    return {kind: 'list', start: start, end: i, ordered: ordered, first: first[3], items: items, loose: loose};
   }
 
-  function unwrapParagraphs(li) {
-    var children = Array.prototype.slice.call(li.childNodes);
-    children.forEach(function (child) {
-      if (child.nodeName !== 'P') return;
-      while (child.firstChild) li.insertBefore(child.firstChild, child);
-      li.removeChild(child);
-    });
-  }
-
-  function splitRow(line) {
-    var s = line.trim();
-    if (s[0] === '|') s = s.slice(1);
-    if (s.length && s[s.length - 1] === '|' && s[s.length - 2] !== '\\') s = s.slice(0, -1);
-    var cells = [];
-    var cur = '';
-    for (var k = 0; k < s.length; k++) {
-      if (s[k] === '\\' && s[k + 1] === '|') { cur += '|'; k++; continue; }
-      if (s[k] === '|') { cells.push(cur.trim()); cur = ''; continue; }
-      cur += s[k];
-    }
-    cells.push(cur.trim());
-    return cells;
-  }
-
-  function isTableStart(lines, i) {
-    if (i + 1 >= lines.length || lines[i].indexOf('|') < 0 || !TABLE_DELIM.test(lines[i + 1])) return false;
-    if (lines[i + 1].indexOf('|') < 0 && splitRow(lines[i]).length < 2) return false;
-    return splitRow(lines[i]).length === splitRow(lines[i + 1]).length;
-  }
-
-  function renderTable(lines, i, parent, ctx, depth) {
+  function tableBlock(lines, i) {
+    var start = i;
     var head = splitRow(lines[i]);
     var aligns = splitRow(lines[i + 1]).map(function (d) {
       var left = d[0] === ':';
       var right = d[d.length - 1] === ':';
       return left && right ? 'center' : right ? 'right' : left ? 'left' : '';
     });
-    var table = el('table');
-    var thead = el('thead');
-    var tbody = el('tbody');
+    var rows = [];
+    i += 2;
+    while (i < lines.length && !isBlank(lines[i]) && lines[i].indexOf('|') >= 0 &&
+           !fence(lines[i]) && !QUOTE.test(lines[i]) && !heading(lines[i])) {
+      rows.push(splitRow(lines[i]));
+      i++;
+    }
+    return {kind: 'table', start: start, end: i, head: head, aligns: aligns, rows: rows};
+  }
+
+  function renderBlock(b, ctx, depth) {
+    switch (b.kind) {
+      case 'fence': {
+        var pre = el('pre');
+        var code = el('code', b.body.join('\n'));
+        var lang = b.lang.replace(/[^\w+-]/g, '');
+        if (lang) code.className = 'language-' + lang;
+        pre.appendChild(code);
+        if (b.open) pre.setAttribute('data-open', '');  // still streaming, or never closed
+        return pre;
+      }
+      case 'heading': { var h = el('h' + b.level); inline(b.text, h, ctx, depth); return h; }
+      case 'hr': return el('hr');
+      case 'quote': { var quote = el('blockquote'); renderBlocks(b.body, quote, ctx, depth + 1); return quote; }
+      case 'list': return renderList(b, ctx, depth);
+      case 'table': return renderTable(b, ctx, depth);
+      default: { var p = el('p'); inline(b.text, p, ctx, depth); return p; }
+    }
+  }
+
+  function renderBlocks(lines, parent, ctx, depth) {
+    if (depth > MAX_DEPTH) { parent.appendChild(el('p', lines.join('\n'))); return; }
+    var b, i = 0;
+    while ((b = nextBlock(lines, i))) { parent.appendChild(renderBlock(b, ctx, depth)); i = b.end; }
+  }
+
+  function renderList(b, ctx, depth) {
+    var list = el(b.ordered ? 'ol' : 'ul');
+    if (b.ordered && b.first !== '1') list.setAttribute('start', String(parseInt(b.first, 10)));
+    b.items.forEach(function (body) {
+      var li = el('li');
+      renderBlocks(body, li, ctx, depth + 1);
+      if (!b.loose) unwrapParagraphs(li);
+      list.appendChild(li);
+    });
+    return list;
+  }
+
+  function unwrapParagraphs(li) {
+    Array.prototype.slice.call(li.childNodes).forEach(function (child) {
+      if (child.nodeName !== 'P') return;
+      while (child.firstChild) li.insertBefore(child.firstChild, child);
+      li.removeChild(child);
+    });
+  }
+
+  /* A short row gets one empty cell spanning the rest: padding every row to the widest
+   * header would let 16,000 header cells times 8,000 rows of "|" explode the DOM. */
+  function renderTable(b, ctx, depth) {
+    var width = b.head.length;
     function row(cells, tag) {
       var tr = el('tr');
-      for (var c = 0; c < head.length; c++) {
+      var count = Math.min(cells.length, width);
+      for (var c = 0; c < count; c++) {
         var cell = el(tag);
-        if (aligns[c]) cell.style.textAlign = aligns[c];
-        renderInline(cells[c] || '', cell, ctx, depth);
+        if (b.aligns[c]) cell.style.textAlign = b.aligns[c];
+        inline(cells[c], cell, ctx, depth);
         tr.appendChild(cell);
+      }
+      if (count < width) {
+        var rest = el(tag);
+        if (width - count > 1) rest.setAttribute('colspan', String(width - count));
+        tr.appendChild(rest);
       }
       return tr;
     }
-    thead.appendChild(row(head, 'th'));
-    i += 2;
-    while (i < lines.length && !isBlank(lines[i]) && lines[i].indexOf('|') >= 0 &&
-           !FENCE.test(lines[i]) && !QUOTE.test(lines[i]) && !HEADING.test(lines[i])) {
-      tbody.appendChild(row(splitRow(lines[i]), 'td'));
-      i++;
-    }
+    var table = el('table');
+    var thead = el('thead');
+    thead.appendChild(row(b.head, 'th'));
     table.appendChild(thead);
-    if (tbody.firstChild) table.appendChild(tbody);
-    parent.appendChild(table);
-    return i;
-  }
-
-  // ---------------------------------------------------------------- inline
-  /* [label](dest "title") at text[pos] (pos is the "["), or null. */
-  function parseLink(text, pos) {
-    var level = 0;
-    var k = pos;
-    for (; k < text.length; k++) {
-      var ch = text[k];
-      if (ch === '\\') { k++; continue; }
-      if (ch === '`') {
-        var run = /^`+/.exec(text.slice(k))[0];
-        var close = text.indexOf(run, k + run.length);
-        if (close > 0) k = close + run.length - 1;
-        continue;
-      }
-      if (ch === '[') level++;
-      else if (ch === ']' && --level === 0) break;
+    if (b.rows.length) {
+      var tbody = el('tbody');
+      b.rows.forEach(function (cells) { tbody.appendChild(row(cells, 'td')); });
+      table.appendChild(tbody);
     }
-    if (k >= text.length || text[k + 1] !== '(') return null;
-    var label = text.slice(pos + 1, k);
-    var j = k + 2;
-    while (text[j] === ' ' || text[j] === '\n') j++;
-    var dest = '';
-    if (text[j] === '<') {
-      var end = text.indexOf('>', j);
-      if (end < 0 || text.slice(j, end).indexOf('\n') >= 0) return null;
-      dest = text.slice(j + 1, end);
-      j = end + 1;
-    } else {
-      var depthParen = 0;
-      var startDest = j;
-      for (; j < text.length; j++) {
-        var c = text[j];
-        if (c === '\\' && PUNCT.test(text[j + 1] || '')) { j++; continue; }
-        if (c === ' ' || c === '\n' || c === '\t') break;
-        if (c === '(') depthParen++;
-        if (c === ')') { if (depthParen === 0) break; depthParen--; }
-      }
-      dest = text.slice(startDest, j);
-    }
-    while (text[j] === ' ' || text[j] === '\n') j++;
-    var title = '';
-    var quote = text[j];
-    if (quote === '"' || quote === "'") {
-      var endTitle = text.indexOf(quote, j + 1);
-      if (endTitle < 0) return null;
-      title = text.slice(j + 1, endTitle);
-      j = endTitle + 1;
-      while (text[j] === ' ' || text[j] === '\n') j++;
-    }
-    if (text[j] !== ')') return null;
-    return {label: label, dest: dest, title: title, end: j + 1};
-  }
-
-  function citeNumbers(body) {
-    var out = [];
-    body.split(/\s*[,;]\s*/).forEach(function (part) {
-      var range = part.split(/\s*[-\u2013]\s*/);
-      if (range.length === 2) {
-        var lo = parseInt(range[0], 10);
-        var hi = parseInt(range[1], 10);
-        if (lo <= hi && hi - lo < MAX_CITE_NUMBERS) for (var n = lo; n <= hi; n++) out.push(n);
-      } else {
-        out.push(parseInt(part, 10));
-      }
-    });
-    return out.filter(function (n, idx) { return n >= 1 && out.indexOf(n) === idx; }).slice(0, MAX_CITE_NUMBERS);
-  }
-
-  function citationNode(n, ctx) {
-    var info = null;
-    try { info = ctx.citations ? ctx.citations(n) : null; } catch (e) { info = null; }
-    if (!info) return null;
-    var href = info.href != null ? safeHref(info.href) : null;
-    var node = el(href ? 'a' : 'button', '[' + n + ']');
-    if (href) node.setAttribute('href', href);
-    else node.setAttribute('type', 'button');
-    node.className = 'cite';
-    node.setAttribute('data-cite', String(n));
-    if (info.title) node.setAttribute('title', String(info.title));
-    return node;
-  }
-
-  /* A closing run for `delim` (length `size`) after `from`, or -1.  Runs of a
-   * different length are stepped over, so "*a **b** c*" pairs the single stars. */
-  function findCloser(text, from, delim, size) {
-    var k = from;
-    while (k < text.length) {
-      var ch = text[k];
-      if (ch === '\\') { k += 2; continue; }
-      if (ch === '`') {
-        var run = /^`+/.exec(text.slice(k))[0];
-        var close = text.indexOf(run, k + run.length);
-        k = close > 0 ? close + run.length : k + run.length;
-        continue;
-      }
-      if (ch !== delim) { k++; continue; }
-      var len = 1;
-      while (text[k + len] === delim) len++;
-      var before = text[k - 1];
-      var after = text[k + len] || '';
-      var closes = before && !/\s/.test(before) && (delim !== '_' || !/[A-Za-z0-9]/.test(after));
-      if (closes && len === size) return k;
-      if (closes && size === 1 && len === 3) return k;
-      k += len;
-    }
-    return -1;
-  }
-
-  function renderInline(text, parent, ctx, depth, inLink) {
-    var buf = '';
-    function flush() {
-      if (buf) { parent.appendChild(document.createTextNode(buf)); buf = ''; }
-    }
-    function add(node) { flush(); parent.appendChild(node); }
-    if (depth > MAX_DEPTH) { parent.appendChild(document.createTextNode(text)); return; }
-    var i = 0;
-    while (i < text.length) {
-      var ch = text[i];
-      var m;
-      if (ch === '\\' && i + 1 < text.length && PUNCT.test(text[i + 1])) { buf += text[i + 1]; i += 2; continue; }
-      if (ch === '\n') { add(el('br')); i++; continue; }
-      if (ch === '`') {
-        var run = /^`+/.exec(text.slice(i))[0];
-        var close = text.indexOf(run, i + run.length);
-        while (close > 0 && text[close + run.length] === '`') close = text.indexOf(run, close + run.length + 1);
-        if (close < 0) { buf += run; i += run.length; continue; }
-        var inner = text.slice(i + run.length, close).replace(/\n/g, ' ');
-        if (/^ .*[^ ].* $/.test(inner)) inner = inner.slice(1, -1);
-        add(el('code', inner));
-        i = close + run.length;
-        continue;
-      }
-      if (ch === '!' && text[i + 1] === '[') {
-        var img = parseLink(text, i + 1);
-        if (img) { buf += '[image: ' + img.label + ']'; i = img.end; continue; }
-      }
-      if (ch === '[') {
-        if (!inLink && (m = CITE.exec(text.slice(i)))) {
-          var nodes = citeNumbers(m[1]).map(function (n) { return citationNode(n, ctx); });
-          if (nodes.length && nodes.every(Boolean)) {
-            nodes.forEach(add);
-            i += m[0].length;
-            continue;
-          }
-        }
-        var link = parseLink(text, i);
-        if (link) {
-          var href = inLink ? null : safeHref(link.dest);
-          if (href) {
-            var a = el('a');
-            a.setAttribute('href', href);
-            if (href[0] !== '#') {
-              a.setAttribute('target', '_blank');
-              a.setAttribute('rel', 'noopener noreferrer nofollow');
-            }
-            if (link.title) a.setAttribute('title', link.title);
-            renderInline(link.label, a, ctx, depth + 1, true);
-            add(a);
-          } else {
-            buf += text.slice(i, link.end);  // an unsafe link is shown as the text it was
-          }
-          i = link.end;
-          continue;
-        }
-      }
-      if (ch === '<' && !inLink && (m = /^<(https?:\/\/[^\s<>]+)>/i.exec(text.slice(i)))) {
-        var auto = safeHref(m[1]);
-        if (auto) {
-          var la = el('a', m[1]);
-          la.setAttribute('href', auto);
-          la.setAttribute('target', '_blank');
-          la.setAttribute('rel', 'noopener noreferrer nofollow');
-          add(la);
-          i += m[0].length;
-          continue;
-        }
-      }
-      if ((ch === 'h' || ch === 'H') && !inLink && /^$|[\s*_~(]/.test(text[i - 1] || '') &&
-          text.slice(i - 2, i) !== '](' &&  // a link still streaming in, not a bare URL
-          (m = BARE_URL.exec(text.slice(i)))) {
-        var url = m[0].replace(/[.,;:!?*_~]+$/, '');
-        while (url[url.length - 1] === ')' && (url.match(/\)/g) || []).length > (url.match(/\(/g) || []).length) {
-          url = url.slice(0, -1);
-        }
-        var bare = safeHref(url);
-        if (bare) {
-          var lb = el('a', url);
-          lb.setAttribute('href', bare);
-          lb.setAttribute('target', '_blank');
-          lb.setAttribute('rel', 'noopener noreferrer nofollow');
-          add(lb);
-          i += url.length;
-          continue;
-        }
-      }
-      if (ch === '~' && text[i + 1] === '~' && text[i + 2] && !/\s/.test(text[i + 2])) {
-        var endDel = findCloser(text, i + 2, '~', 2);
-        if (endDel > 0) {
-          var del = el('del');
-          renderInline(text.slice(i + 2, endDel), del, ctx, depth + 1, inLink);
-          add(del);
-          i = endDel + 2;
-          continue;
-        }
-      }
-      if ((ch === '*' || ch === '_') && !(ch === '_' && /[A-Za-z0-9]/.test(text[i - 1] || ''))) {
-        var size = 1;
-        while (text[i + size] === ch) size++;
-        var next = text[i + size];
-        if (next && !/\s/.test(next) && size <= 3) {
-          var closer = findCloser(text, i + size, ch, size);
-          if (closer < 0 && size > 1) { size = size === 3 ? 2 : 1; closer = findCloser(text, i + size, ch, size); }
-          if (closer > 0) {
-            var wrap = size === 3 ? el('strong') : el(size === 2 ? 'strong' : 'em');
-            var target = wrap;
-            if (size === 3) { target = el('em'); wrap.appendChild(target); }
-            renderInline(text.slice(i + size, closer), target, ctx, depth + 1, inLink);
-            add(wrap);
-            i = closer + size;
-            continue;
-          }
-        }
-        buf += text.slice(i, i + size);
-        i += size;
-        continue;
-      }
-      buf += ch;
-      i++;
-    }
-    flush();
+    return table;
   }
 
   // ---------------------------------------------------------------- API
+  function contextOf(options) {
+    return {citations: options && typeof options.citations === 'function' ? options.citations : null};
+  }
+
+  function linesOf(text) {
+    return String(text == null ? '' : text).replace(/\r\n?/g, '\n').replace(/\t/g, '    ').split('\n');
+  }
+
   function render(text, options) {
-    var ctx = {citations: options && typeof options.citations === 'function' ? options.citations : null};
     var frag = document.createDocumentFragment();
-    var lines = String(text == null ? '' : text).replace(/\r\n?/g, '\n').replace(/\t/g, '    ').split('\n');
-    renderBlocks(lines, frag, ctx, 0);
+    renderBlocks(linesOf(text), frag, contextOf(options), 0);
     return frag;
+  }
+
+  /* Render into `box` again and again as text grows, keeping the DOM of every top-level
+   * block whose source lines did not change: each update re-parses the block structure
+   * (a cheap pass over lines) but re-renders only the blocks that changed, normally the
+   * last one.  Block structure is recomputed from scratch, so a line that turns an
+   * earlier paragraph into a table header is still handled right.
+   *   var live = QuireMarkdown.stream(box, {citations: ...});
+   *   live.update('# Ti'); live.update('# Title\n\nBody');  // the <h1> is re-rendered once, then kept
+   */
+  function stream(box, options) {
+    var ctx = contextOf(options);
+    var kept = [];  // [{key, node}] in order, one per top-level block on screen
+    return {
+      update: function (text) {
+        var lines = linesOf(text);
+        var fresh = [];
+        var b, i = 0;
+        while ((b = nextBlock(lines, i))) {
+          var key = b.kind + '\u0000' + lines.slice(b.start, b.end).join('\n');
+          var old = kept[fresh.length];
+          fresh.push(old && old.key === key ? old : {key: key, node: renderBlock(b, ctx, 0)});
+          i = b.end;
+        }
+        var same = 0;
+        while (same < fresh.length && same < kept.length && fresh[same] === kept[same]) same++;
+        for (var k = same; k < kept.length; k++) if (kept[k].node.parentNode === box) box.removeChild(kept[k].node);
+        for (k = same; k < fresh.length; k++) box.appendChild(fresh[k].node);
+        kept = fresh;
+        return fresh.length - same;  // blocks rendered by this update
+      }
+    };
   }
 
   /* Python's str offsets count code points; JS strings count UTF-16 units. */
@@ -517,5 +363,5 @@
     return frag;
   }
 
-  root.QuireMarkdown = {render: render, highlight: highlight, safeHref: safeHref};
+  root.QuireMarkdown = {render: render, stream: stream, highlight: highlight, safeHref: Inline.safeHref, stats: Inline.stats};
 })(typeof self !== 'undefined' ? self : this);

@@ -313,6 +313,7 @@
   Answer.prototype.showCitations = function (citations) {
     var self = this;
     this.citations = citations;
+    if (this.live) { this.live = null; this.body.replaceChildren(); }  // [n] markers must point at the new list
     QuireUI.clear(this.cites);
     if (!citations.length) return;
     this.cites.hidden = false;
@@ -337,12 +338,18 @@
     }
   };
 
+  /* Rendering goes through one QuireMarkdown.stream per answer: while the answer streams
+   * in, each frame re-renders only the blocks that changed (normally the last one), so a
+   * long answer never costs a whole re-render per frame. */
   Answer.prototype.paint = function () {
-    var cits = this.citations;
-    this.body.replaceChildren(QuireMarkdown.render(this.text, { citations: function (n) {
-      var c = cits[n - 1];
-      return c ? { href: '#ask', title: c.source + (c.location_label ? ', ' + c.location_label : '') } : null;
-    } }));
+    if (!this.live) {
+      var cits = this.citations;
+      this.live = QuireMarkdown.stream(this.body, { citations: function (n) {
+        var c = cits[n - 1];
+        return c ? { href: '#ask', title: c.source + (c.location_label ? ', ' + c.location_label : '') } : null;
+      } });
+    }
+    this.live.update(this.text);
   };
 
   Answer.prototype.content = function (piece) {
@@ -358,6 +365,7 @@
   Answer.prototype.showExtractive = function (ex) {
     var self = this;
     this.cites.hidden = true;  // the passages below are the answer
+    this.live = null;
     this.body.replaceChildren();
     var list = h('ol', { class: 'extractive-results' });
     ex.results.forEach(function (r) {
