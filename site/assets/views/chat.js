@@ -9,7 +9,8 @@
   var el = {};
   var state = { sessions: [], session: null, draftScope: null, busy: null, sources: [], categories: [], llm: null };
   var LABELS = { not_running: 'The model server is not running', cors_refused: 'The model server refuses this page',
-    model_missing: 'The chat model is not installed', no_chat_model: 'No chat model is chosen' };
+    model_missing: 'The chat model is not installed', no_chat_model: 'No chat model is chosen',
+    unconfirmed: 'The model server on another computer is not confirmed yet' };
 
   function init(root) {
     el.list = h('ul', { class: 'chat-list', testid: 'chat-session-list' });
