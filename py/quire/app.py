@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from quire.bus import EventBus
 from quire.library import Library, LibraryError, TrainCancelled, location_label
 from quire.llm.events import LLMError
 from quire.services.embeddings import Embedder
@@ -32,8 +33,12 @@ class Quire:
     """The engine: library, search, and (in later modules) chat, study and progress."""
 
     def __init__(self, store, library: Library, llm: LLMService):
+        from quire.services import progress  # lazy: the services import the engine's helpers
+
         self.store, self.library, self.llm = store, library, llm
         self.embedder = Embedder(self)
+        self.events = EventBus()  # this engine's study actions; progress listens from the start
+        progress.service(self)
 
     @classmethod
     async def open(cls, store, *, transport=None, probe=None, origin=None, platform=None, **options) -> "Quire":

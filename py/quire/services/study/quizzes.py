@@ -23,10 +23,10 @@ async def _quiz_answer(engine, ctx, set_id, choice, now=None):
     record["session"] = quiz.answer(record["session"], choice, _iso(_now(now)))
     await _save(engine, record)
     correct = choice == item["answer"]
-    await _action(record, "quiz_answer", correct=correct, item=item.get("id"))
+    _action(engine, record, "quiz_answer", correct=correct, item=item.get("id"))
     if record["session"]["status"] == "finished":
         sc = quiz.score(record["session"])
-        await _action(record, "quiz_complete", score=sc["correct"], total=sc["total"])
+        _action(engine, record, "quiz_complete", score=sc["correct"], total=sc["total"])
     return {"correct": correct, "answer": item["answer"], "explanation": item.get("explanation", ""),
             "chunk_ids": item.get("chunk_ids", []), **_public_session(record)}
 
