@@ -73,6 +73,9 @@ class Quire:
         With an embedding model chosen, new passages are then embedded too (cached per chunk
         hash); if the server is unreachable the Train still stands, keyword search only."""
         counts = await self.library.train(progress, cancelled)
+        for f in counts["files"]:
+            if f["outcome"] == "added":  # progress checks the source badges now, not at the next question
+                self.events.emit({"kind": "source_added", "item": f["name"]})
         if self.llm.embed_model and (counts["added"] or counts["changed"] or self.embedder.status()["missing"]):
             try:
                 counts["embeddings"] = await self.embedder.embed_missing(progress, cancelled)
