@@ -88,7 +88,7 @@ async def _ask_in_new_session(q, state, i):
 def _minutes_steps(target):
     """Action times (minutes) that make ``target`` minutes studied, one minute per step at the end:
     a session lasts from its first to last action plus one minute, pauses of 15 minutes keep it going."""
-    return list(range(0, target - 1, 15)) + [target - 1]
+    return list(range(0, target - 2, 15)) + [target - 2, target - 1]
 
 
 async def _ask_at_minute(q, state, i):
@@ -105,7 +105,8 @@ async def _answer_one(q, state, i):
     if quiz.current(view["session"]) is None:
         await q.call("quizRestart", state["id"])
         view = await q.call("studyOpen", state["id"])
-    await q.call("quizAnswer", state["id"], quiz.current(view["session"])["answer"] if i % 2 else -1)
+    item = quiz.current(view["session"])
+    await q.call("quizAnswer", state["id"], item["answer"] if i % 2 else (item["answer"] + 1) % len(item["options"]))
 
 
 async def _perfect_run(q, state, i):
