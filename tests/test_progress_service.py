@@ -198,6 +198,7 @@ def test_storage_full_during_train_damages_nothing():
         q = await library({"cells.md": DOCS["cells.md"]})
         await call(q, "recordProgress", {"kind": "chat"})
         await q.stage("rocks.md", DOCS["rocks.md"])
+        await q.events.drain()  # the first Train's "source added" is recorded in the background; let it land
         before = await snapshot(q.store)
         q.store.fail_next_commit = StoreFullError("QuotaExceededError")
         with pytest.raises(LibraryError, match="storage is full") as err:

@@ -123,7 +123,7 @@ class ProgressService:
 
     def __init__(self, engine):
         self.engine = engine
-        self._unseen: list[dict] = []  # awards from hooked actions, until the page asks
+        self._unseen: list[dict] = []  # awards from actions on the engine's bus, until the page asks
         self._defs_cache: tuple[tuple, list[dict]] | None = None
         self._checking = asyncio.Lock()  # two checks at once would award the same badge twice
 
@@ -198,7 +198,7 @@ class ProgressService:
         await self.engine.events.drain()
 
     async def news(self) -> list[dict]:
-        """Awards not yet shown: from hooked actions, and any now earned (after Train, say)."""
+        """Awards not yet shown: from actions on the bus, and any now earned (after Train, say)."""
         await self.flush()
         fresh = await self.check()
         out, self._unseen = self._unseen + fresh, []
