@@ -60,7 +60,7 @@ def at(q, t):
 
 
 # ------------------------------------------------------------- badge triggers
-# metric -> (needs a trained library first, setup(q) -> state, step(q, state, i)): doing step
+# metric -> (needs a trained library first, setup(q, target) -> state, step(q, state, i)): doing step
 # 0..target-1 takes the metric from 0 to the badge's target, one unit per step.
 async def _train_one(q, state, i):
     await q.call("stageText", f"notes-{i}", f"# Notes {i}\n{FACTS[i % len(FACTS)]} Page {i} of the notes.")
@@ -116,8 +116,15 @@ async def _perfect_run(q, state, i):
         await q.call("quizAnswer", state["id"], item["answer"])
 
 
-async def _review(q, state, i):
-    await q.call("rate", state["id"], state["items"][i % len(state["items"])]["id"], "good")
+async def _decks(q, target):
+    """A deck per hundred reviews: a deck keeps its review history, and copying one with a
+    thousand reviews on every rating (MemoryStore copies values) would make this test slow."""
+    return [await _set(q, "flashcards") for _ in range(max(1, target // 100))]
+
+
+async def _review(q, decks, i):
+    deck = decks[i % len(decks)]
+    await q.call("rate", deck["id"], deck["items"][i // len(decks) % len(deck["items"])]["id"], "good")
 
 
 async def _finish_lesson(q, state, i):
@@ -133,16 +140,16 @@ TRIGGERS = {
     "sources_trained": (False, None, _train_one),
     "questions_asked": (True, None, _ask),
     "scoped_questions": (True, None, _ask_scoped),
-    "quiz_answers": (True, lambda q: _set(q, "quiz"), _answer_one),
-    "quiz_perfect_scores": (True, lambda q: _set(q, "quiz", 2), _perfect_run),
-    "cards_reviewed": (True, lambda q: _set(q, "flashcards"), _review),
+    "quiz_answers": (True, lambda q, target: _set(q, "quiz"), _answer_one),
+    "quiz_perfect_scores": (True, lambda q, target: _set(q, "quiz", 2), _perfect_run),
+    "cards_reviewed": (True, _decks, _review),
     "streak_days": (True, None, _ask_on_day),
     "study_minutes": (True, None, _ask_at_minute),
     "sessions": (True, None, _ask_in_new_session),
     "flashcard_decks": (True, None, lambda q, s, i: _set(q, "flashcards")),
-    "workshops_completed_lessons": (True, lambda q: _set(q, "workshop"), _finish_lesson),
+    "workshops_completed_lessons": (True, lambda q, target: _set(q, "workshop"), _finish_lesson),
     "mindmaps": (True, None, lambda q, s, i: _set(q, "mindmap")),
-    "exports": (True, lambda q: _set(q, "mindmap"), _export),
+    "exports": (True, lambda q, target: _set(q, "mindmap"), _export),
 }
 
 
@@ -157,7 +164,7 @@ def test_each_badge_is_earned_by_its_action_and_not_one_short(badge):
 
     async def go():
         q = await library() if needs_library else await Quire.open(MemoryStore())
-        state = await setup(q) if setup else None
+        state = await setup(q, target) if setup else None
         if badge["metric"] == "study_minutes":
             state = _minutes_steps(target)
         steps = len(state) if badge["metric"] == "study_minutes" else target

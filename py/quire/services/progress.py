@@ -124,6 +124,7 @@ class ProgressService:
     def __init__(self, engine):
         self.engine = engine
         self._unseen: list[dict] = []  # awards from actions on the engine's bus, until the page asks
+        self._queued = 0  # bus actions emitted and not yet stored
         self._defs_cache: tuple[tuple, list[dict]] | None = None
         self._checking = asyncio.Lock()  # two checks at once would award the same badge twice
 
@@ -166,8 +167,8 @@ class ProgressService:
         return [{**by_code[b["code"]], **b} for b in new]
 
     # -- events ---------------------------------------------------------
-    async def record(self, event: dict, tz=None) -> dict:
-        """Store one action and evaluate badges; never raises."""
+    async def record(self, event: dict, tz=None, *, evaluate: bool = True) -> dict:
+        """Store one action and (unless ``evaluate`` is false) evaluate badges; never raises."""
         try:
             e = normalise(event, now_ms())
             puts = [("progress", f"{EVENT_PREFIX}{e['t']:013d}:{secrets.token_hex(4)}", e)]
@@ -181,17 +182,30 @@ class ProgressService:
         except Exception as exc:
             log.warning("progress not recorded: %s", exc)
             return {"recorded": False, "awarded": [], "error": str(exc)}
-        try:
-            awarded = await self.check(now=max(e["t"], now_ms()))
-        except Exception as exc:  # a badge problem must not look like a failed action either
-            log.warning("badges not evaluated: %s", exc)
-            awarded = []
+        awarded = await self._safe_check(e["t"]) if evaluate else []
         return {"recorded": True, "awarded": awarded, "event": e}
 
-    async def on_action(self, event: dict) -> None:
-        """A study action from the engine's event bus (the bus runs this as a task)."""
-        result = await self.record(event)
-        self._unseen += result["awarded"]
+    async def _safe_check(self, t: int) -> list[dict]:
+        try:
+            return await self.check(now=max(t, now_ms()))
+        except Exception as exc:  # a badge problem must not look like a failed action either
+            log.warning("badges not evaluated: %s", exc)
+            return []
+
+    def on_action(self, event: dict):
+        """The engine bus's subscriber: counts the action as queued now, records it in a task."""
+        self._queued += 1
+        return self._record_queued(event)
+
+    async def _record_queued(self, event: dict) -> None:
+        # Evaluating badges reads the whole log; a burst of actions (a thousand reviews in a
+        # script) is evaluated once, by the last of them, not once per action.
+        try:
+            result = await self.record(event, evaluate=False)
+        finally:
+            self._queued -= 1
+        if not self._queued:
+            self._unseen += await self._safe_check((result.get("event") or {}).get("t", 0))
 
     async def flush(self) -> None:
         """Wait for actions still being recorded, so what is read next includes them."""
