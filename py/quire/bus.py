@@ -64,7 +64,12 @@ class EventBus:
             log.warning("event %s not delivered: no event loop is running", event.get("kind"))
             return
         self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("event subscriber failed", exc_info=task.exception())
 
     async def drain(self) -> None:
         """Wait until every subscriber task started so far has finished."""
