@@ -39,7 +39,7 @@ class EventBus:
     def __init__(self, clock: Callable[[], int] = now_ms):
         self.clock = clock  # tests replace it to study on chosen days
         self._subscribers: list[Callable[[dict], Any]] = []
-        self._pending: set[asyncio.Task] = set()
+        self._pending: dict[asyncio.Task, Callable] = {}  # running subscriber tasks -> their subscriber
 
     def subscribe(self, fn: Callable[[dict], Any]) -> Callable[[], None]:
         if fn not in self._subscribers:
@@ -52,24 +52,28 @@ class EventBus:
             try:
                 result = fn(dict(event))
                 if inspect.isawaitable(result):
-                    self._schedule(result, event)
+                    self._schedule(result, event, fn)
             except Exception:  # an action must never fail because someone listening did
                 log.exception("event subscriber failed on %s", event.get("kind"))
 
-    def _schedule(self, awaitable, event: dict) -> None:
+    def _schedule(self, awaitable, event: dict, fn: Callable) -> None:
         try:
             task = asyncio.get_running_loop().create_task(awaitable)
         except RuntimeError:
             getattr(awaitable, "close", lambda: None)()
             log.warning("event %s not delivered: no event loop is running", event.get("kind"))
             return
-        self._pending.add(task)
+        self._pending[task] = fn
         task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task) -> None:
-        self._pending.discard(task)
+        self._pending.pop(task, None)
         if not task.cancelled() and task.exception() is not None:
             log.error("event subscriber failed", exc_info=task.exception())
+
+    def pending(self, fn: Callable) -> int:
+        """How many of ``fn``'s tasks have not finished (a running task counts itself)."""
+        return sum(1 for task, sub in list(self._pending.items()) if sub == fn and not task.done())
 
     async def drain(self) -> None:
         """Wait until every subscriber task started so far has finished."""

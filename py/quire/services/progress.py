@@ -124,7 +124,6 @@ class ProgressService:
     def __init__(self, engine):
         self.engine = engine
         self._unseen: list[dict] = []  # awards from actions on the engine's bus, until the page asks
-        self._queued = 0  # bus actions emitted and not yet stored
         self._defs_cache: tuple[tuple, list[dict]] | None = None
         self._checking = asyncio.Lock()  # two checks at once would award the same badge twice
 
@@ -192,19 +191,13 @@ class ProgressService:
             log.warning("badges not evaluated: %s", exc)
             return []
 
-    def on_action(self, event: dict):
-        """The engine bus's subscriber: counts the action as queued now, records it in a task."""
-        self._queued += 1
-        return self._record_queued(event)
+    async def on_action(self, event: dict) -> None:
+        """The engine bus's subscriber (the bus runs it as a task).
 
-    async def _record_queued(self, event: dict) -> None:
-        # Evaluating badges reads the whole log; a burst of actions (a thousand reviews in a
-        # script) is evaluated once, by the last of them, not once per action.
-        try:
-            result = await self.record(event, evaluate=False)
-        finally:
-            self._queued -= 1
-        if not self._queued:
+        Evaluating badges reads the whole log, so a burst of actions (a thousand reviews
+        in a script) is evaluated once, by the last of them, not once per action."""
+        result = await self.record(event, evaluate=False)
+        if self.engine.events.pending(self.on_action) <= 1:  # only this one is still running
             self._unseen += await self._safe_check((result.get("event") or {}).get("t", 0))
 
     async def flush(self) -> None:
