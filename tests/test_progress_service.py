@@ -3,8 +3,6 @@ a full disk, through the same handlers the page calls (the vault: test_vault_ser
 
 import asyncio
 import json
-import sys
-import types
 
 import pytest
 
@@ -49,8 +47,9 @@ async def study_for_a_while(q):
     cells = next(s for s in q.sources() if s["name"] == "cells.md")
     chunks = await q.chunks(cells["id"])
     deck = {"id": "deck1", "kind": "flashcards", "items": [
-        {"id": "c1", "type": "basic", "chunk_ids": [chunks[0]["id"]], "schedule": {"due": "2025-03-10T12:00:00+00:00"}},
-        {"id": "c2", "type": "basic", "chunk_ids": [chunks[-1]["id"]], "schedule": {"due": "2025-03-20T12:00:00+00:00"}}]}
+        {"id": "c1", "type": "basic", "chunk_ids": [chunks[0]["id"]]},
+        {"id": "c2", "type": "basic", "chunk_ids": [chunks[-1]["id"]]}],
+        "schedules": {"c1": {"due": "2025-03-10T12:00:00+00:00"}, "c2": {"due": "2025-03-20T12:00:00+00:00"}}}
     await q.store.commit([("study", "deck1", deck)])
     for day in ("2025-03-08", "2025-03-09", "2025-03-10"):
         base = to_ms(f"{day}T09:00:00Z")
@@ -146,18 +145,12 @@ def test_a_26th_badge_is_one_json_entry(tmp_path, monkeypatch):
     assert board["badges"]["total"] == 26
 
 
-def test_study_actions_from_other_services_become_events(monkeypatch):
-    hooks = []
-    monkeypatch.setitem(sys.modules, "quire.services.study", types.SimpleNamespace(ON_STUDY_ACTION=hooks))
-
+def test_study_actions_on_the_engine_bus_become_events():
     async def go():
         q = await Quire.open(MemoryStore())
-        await call(q, "progress", 0)  # the service exists, so it has subscribed
-        assert ps.on_study_action in hooks
-        for fn in hooks:
-            fn({"kind": "quiz_answer", "correct": True, "scoped": False, "sources": ["a"], "question": "long text"})
-            fn({"kind": "lesson_open", "scoped": True, "sources": [{"id": "b"}]})
-            fn({"kind": "chat", "scoped": False, "sources": [], "text": "What is ATP?"})
+        q.events.emit({"kind": "quiz_answer", "correct": True, "scoped": False, "sources": ["a"], "question": "long text"})
+        q.events.emit({"kind": "lesson_open", "scoped": True, "sources": [{"id": "b"}]})
+        q.events.emit({"kind": "chat", "scoped": False, "sources": [], "text": "What is ATP?"})
         news = await call(q, "progressNews")
         return news, await q.store.all("progress")
     news, stored = run(go())
@@ -205,6 +198,7 @@ def test_storage_full_during_train_damages_nothing():
         q = await library({"cells.md": DOCS["cells.md"]})
         await call(q, "recordProgress", {"kind": "chat"})
         await q.stage("rocks.md", DOCS["rocks.md"])
+        await q.events.drain()  # the first Train's "source added" is recorded in the background; let it land
         before = await snapshot(q.store)
         q.store.fail_next_commit = StoreFullError("QuotaExceededError")
         with pytest.raises(LibraryError, match="disk is full: free at least") as err:
@@ -222,9 +216,7 @@ def test_storage_full_during_train_damages_nothing():
 
 
 def test_real_study_service_actions_reach_the_dashboard():
-    study = pytest.importorskip("quire.services.study")
-    if not hasattr(study, "ON_STUDY_ACTION"):
-        pytest.skip("the study service has no ON_STUDY_ACTION hooks yet")
+    from quire.services import study
 
     async def go():
         text = ("# Cells\n" + " ".join([
@@ -235,7 +227,6 @@ def test_real_study_service_actions_reach_the_dashboard():
             "Chloroplasts capture light energy and convert it into sugar during photosynthesis.",
             "The Golgi apparatus packages proteins into vesicles for transport around the cell."] * 2)).encode()
         q = await library({"cells.md": text})
-        await call(q, "progress", 0)  # subscribes
         sid = q.sources()[0]["id"]
         deck = await study.METHODS["studyGenerate"](q, Context(), "flashcards", {"scope": {"sources": [sid]}, "count": 3})
         queue = await study.METHODS["review"](q, Context(), deck["id"])

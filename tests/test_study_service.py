@@ -75,17 +75,14 @@ def test_quiz_from_valid_json_cites_library_chunks_and_plays(stub):
         assert all(set(i["chunk_ids"]) <= chunk_ids and i["chunk_ids"] for i in quiz["items"])
         assert any(e["stage"] == "ask" for e in events)
         seen = []
-        study.ON_STUDY_ACTION.append(seen.append)
-        study.ON_STUDY_ACTION.append(lambda e: 1 / 0)  # a broken hook must not break studying
-        try:
-            first = await call(q, "quizAnswer", quiz["id"], 0)
-            assert first["correct"] is True and first["position"] == 1
-            # a reload: the set comes back from the store where it stopped
-            again = await call(q, "studyOpen", quiz["id"])
-            assert again["stats"]["position"] == 1 and again["stats"]["status"] == "in_progress"
-            last = await call(q, "quizAnswer", quiz["id"], 0)
-        finally:
-            study.ON_STUDY_ACTION.clear()
+        q.events.subscribe(seen.append)
+        q.events.subscribe(lambda e: 1 / 0)  # a broken subscriber must not break studying
+        first = await call(q, "quizAnswer", quiz["id"], 0)
+        assert first["correct"] is True and first["position"] == 1
+        # a reload: the set comes back from the store where it stopped
+        again = await call(q, "studyOpen", quiz["id"])
+        assert again["stats"]["position"] == 1 and again["stats"]["status"] == "in_progress"
+        last = await call(q, "quizAnswer", quiz["id"], 0)
         assert last["correct"] is False and last["score"]["correct"] == 1 and last["session"]["status"] == "finished"
         assert [e["kind"] for e in seen] == ["quiz_answer", "quiz_answer", "quiz_complete"]
         assert seen[0]["scoped"] is True and seen[0]["sources"] == [sid(q, "Biology")] and seen[0]["correct"] is True

@@ -20,6 +20,7 @@ import re
 from typing import Callable
 
 from quire import originals
+from quire.bus import EventBus
 from quire.library import Library, LibraryError, TrainCancelled, location_label
 from quire.llm.events import LLMError
 from quire.services.embeddings import Embedder
@@ -33,8 +34,12 @@ class Quire:
     """The engine: library, search, and (in later modules) chat, study and progress."""
 
     def __init__(self, store, library: Library, llm: LLMService):
+        from quire.services import progress  # lazy: the services import the engine's helpers
+
         self.store, self.library, self.llm = store, library, llm
         self.embedder = Embedder(self)
+        self.events = EventBus()  # this engine's study actions; progress listens from the start
+        progress.service(self)
 
     @classmethod
     async def open(cls, store, *, transport=None, probe=None, origin=None, platform=None, **options) -> "Quire":
@@ -69,6 +74,9 @@ class Quire:
         With an embedding model chosen, new passages are then embedded too (cached per chunk
         hash); if the server is unreachable the Train still stands, keyword search only."""
         counts = await self.library.train(progress, cancelled)
+        for f in counts["files"]:
+            if f["outcome"] == "added":  # progress checks the source badges now, not at the next question
+                self.events.emit({"kind": "source_added", "item": f["name"]})
         if self.llm.embed_model and (counts["added"] or counts["changed"] or self.embedder.status()["missing"]):
             try:
                 counts["embeddings"] = await self.embedder.embed_missing(progress, cancelled)

@@ -94,9 +94,9 @@
       function (err) { console.warn('Quire: progress not recorded', err); return { recorded: false, awarded: [], error: err.message }; });
   };
 
-  // After actions that can earn a badge (Train, and chat/study methods of other services),
+  // After actions that can earn a badge (Train, vault export, and chat/study methods of other services),
   // ask once for awards that happened in the engine.  Reads never trigger the check.
-  var QUIET = ['run', 'progress', 'progressNews', 'recordProgress', 'privacy', 'exportVault', 'importVault', 'sources',
+  var QUIET = ['run', 'progress', 'progressNews', 'recordProgress', 'privacy', 'importVault', 'sources',
     'categories', 'chunks', 'search', 'passage', 'usage', 'stage', 'stageText', 'reject', 'setCategory', 'remove',
     'eraseAll', 'llmStatus', 'llmSettings', 'saveLlmSettings', 'pullModel'];
   var rawCall = q._call;

@@ -6,9 +6,12 @@ plus a few optional fields by kind:
 - ``quiz_answer``: ``"correct": bool``
 - ``card_review``: ``"rating": "again" | "hard" | "good" | "easy"`` (or 1-4)
 - ``quiz_complete``: ``"score": int, "total": int``
-- ``lesson_complete`` / ``lesson_open``: ``"item": <lesson id>``
+- ``lesson_complete`` / ``lesson_open``: ``"item": "<workshop id>/<module>.<lesson>"``
+- ``study_generated`` / ``export`` / ``mindmap_open``: ``"item": <study set id>``
+- ``source_added``: ``"item": <file name>``
 - any kind may carry ``"item"`` (the study item involved)
 
+The services emit these on their engine's bus (``quire.bus``, ``engine.events``).
 Recording progress must never break studying: ``record`` logs and swallows
 every failure, and ``safe_record`` gives any other recorder the same shield.
 

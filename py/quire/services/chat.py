@@ -35,11 +35,6 @@ MAX_STEPS = 4  # model calls per answer: up to three rounds of tools, then it mu
 CANCEL_POLL = 0.1  # seconds between looks at the Stop button while the model is silent
 UNREACHABLE = ("connection",)  # LLMError kinds meaning "no model here", answered without one
 
-# Hooks another module adds to (progress tracking); each gets
-# {"kind": "chat", "scoped": bool, "sources": [source ids]} after an answered question.
-ON_STUDY_ACTION: list = []
-
-
 class ChatError(ValueError):
     """A request about chats that cannot be done (unknown session, empty question)."""
 
@@ -214,7 +209,7 @@ class ChatService:
         mem = memory_use(session)
         turn.emit({"type": "done", "memory": mem, "stopped": turn.stopped, "error": turn.error, "mode": turn.mode})
         if not turn.stopped and not turn.error:
-            _study_action(session, citations)
+            _study_action(self.engine, session, citations)
         return {"answer": turn.text, "citations": citations, "used": cited(turn.text, citations)["used"],
                 "thinking": turn.thinking, "mode": turn.mode, "extractive": turn.extractive,
                 "stopped": turn.stopped, "error": turn.error, "memory": mem, "events": turn.events,
@@ -446,14 +441,11 @@ def extractive_text(result: dict) -> str:
     return "\n".join(lines)
 
 
-def _study_action(session: dict, citations: list[dict]) -> None:
+def _study_action(engine, session: dict, citations: list[dict]) -> None:
+    """A question answered: tell the engine's event bus (progress counts it; failures are logged there)."""
     scope = session.get("scope")
-    event = {"kind": "chat", "scoped": bool(scope), "sources": list(dict.fromkeys(c["source_id"] for c in citations))}
-    for hook in list(ON_STUDY_ACTION):
-        try:
-            hook(event)
-        except Exception:  # progress tracking must never break an answer
-            pass
+    engine.events.emit({"kind": "chat", "scoped": bool(scope),
+                        "sources": list(dict.fromkeys(c["source_id"] for c in citations))})
 
 
 def service(engine) -> ChatService:

@@ -1,8 +1,9 @@
 """Progress, achievements and the privacy inventory, as engine methods (the vault: ``services.vault``).
 
-Nobody starts a session: chat messages, quiz answers, card reviews and lesson
-opens arrive as events (through ``record`` or the other services'
-``ON_STUDY_ACTION`` hooks) and are stored one key each in the ``progress``
+Nobody starts a session: chat messages, quiz answers, card reviews, lesson
+opens, mind maps and exports arrive as events (through ``record`` or the
+engine's event bus, ``engine.events``, which this service joins when the engine
+opens) and are stored one key each in the ``progress``
 bucket (``ev:<ms>:<random>``, so two machines' logs merge without clashes).
 After each recorded action the badge evaluator runs; newly earned badges are
 stored as ``badge:<code>`` and returned so the page can show a small toast.
@@ -37,6 +38,7 @@ from quire import privacy
 from quire.progress import badges as badge_defs
 from quire.progress import dashboard, sessions
 from quire.progress.events import check_event
+from quire.services.study.common import KINDS as STUDY_KINDS
 from quire.store import StoreFullError
 
 log = logging.getLogger("quire.progress")
@@ -63,32 +65,20 @@ def _mb(n: int) -> str:
 
 # ---------------------------------------------------------------- study data
 def study_data(values: dict[str, Any]) -> tuple[list[dict], dict[str, dict]]:
-    """``(sets, card schedules)`` from the ``study`` bucket, whatever shape the study
-    service keeps: sets are dicts with an ``items`` list (or lists of them); a card's FSRS
-    schedule is a dict with ``due``, found on its item (``schedule``/``fsrs``/``card``),
-    in a ``{"cards"|"schedules": {id: schedule}}`` map, or as ``card:<id>`` keys.
+    """``(sets, card schedules)`` from the ``study`` bucket (records as ``services.study`` keeps them).
 
-    >>> study_data({"s1": {"kind": "flashcards", "items": [{"id": "a", "schedule": {"due": 5}}]}})
-    ([{'kind': 'flashcards', 'items': [{'id': 'a', 'schedule': {'due': 5}}]}], {'a': {'due': 5}})
+    Every set counts (mind maps and workshops have no ``items``).  Schedules are keyed
+    ``<set id>:<card id>``: a card id is a hash of the card's text, so two decks made
+    from the same passages share ids, and keying by card id alone dropped cards that
+    the Study view counts (Progress showed 12 due where the decks said 17).
+
+    >>> study_data({"d1": {"id": "d1", "kind": "flashcards", "items": [], "schedules": {"a": {"due": "x"}}},
+    ...             "m1": {"id": "m1", "kind": "mindmap", "map": {}}})[1]
+    {'d1:a': {'due': 'x'}}
     """
-    sets: list[dict] = []
-    cards: dict[str, dict] = {}
-    for key, value in values.items():
-        for v in value if isinstance(value, list) else [value]:
-            if not isinstance(v, dict):
-                continue
-            if isinstance(v.get("items"), list):
-                sets.append(v)
-                for item in v["items"]:
-                    for field in ("schedule", "fsrs", "card"):
-                        s = item.get(field) if isinstance(item, dict) else None
-                        if isinstance(s, dict) and "due" in s:
-                            cards[str(item.get("id"))] = s
-            for field in ("cards", "schedules"):
-                if isinstance(v.get(field), dict):
-                    cards.update({str(k): s for k, s in v[field].items() if isinstance(s, dict) and "due" in s})
-            if key.split(":", 1)[0] in ("card", "fsrs", "schedule") and "due" in v:
-                cards[key.split(":", 1)[1]] = v
+    sets = [v for v in values.values() if isinstance(v, dict) and v.get("kind") in STUDY_KINDS]
+    cards = {f"{s.get('id')}:{card}": state for s in sets if s["kind"] == "flashcards"
+             for card, state in (s.get("schedules") or {}).items()}
     return sets, cards
 
 
@@ -133,8 +123,7 @@ class ProgressService:
 
     def __init__(self, engine):
         self.engine = engine
-        self._pending: set[asyncio.Task] = set()
-        self._unseen: list[dict] = []  # awards from hooked actions, until the page asks
+        self._unseen: list[dict] = []  # awards from actions on the engine's bus, until the page asks
         self._defs_cache: tuple[tuple, list[dict]] | None = None
         self._checking = asyncio.Lock()  # two checks at once would award the same badge twice
 
@@ -177,8 +166,8 @@ class ProgressService:
         return [{**by_code[b["code"]], **b} for b in new]
 
     # -- events ---------------------------------------------------------
-    async def record(self, event: dict, tz=None) -> dict:
-        """Store one action and evaluate badges; never raises."""
+    async def record(self, event: dict, tz=None, *, evaluate: bool = True) -> dict:
+        """Store one action and (unless ``evaluate`` is false) evaluate badges; never raises."""
         try:
             e = normalise(event, now_ms())
             puts = [("progress", f"{EVENT_PREFIX}{e['t']:013d}:{secrets.token_hex(4)}", e)]
@@ -192,33 +181,31 @@ class ProgressService:
         except Exception as exc:
             log.warning("progress not recorded: %s", exc)
             return {"recorded": False, "awarded": [], "error": str(exc)}
-        try:
-            awarded = await self.check(now=max(e["t"], now_ms()))
-        except Exception as exc:  # a badge problem must not look like a failed action either
-            log.warning("badges not evaluated: %s", exc)
-            awarded = []
+        awarded = await self._safe_check(e["t"]) if evaluate else []
         return {"recorded": True, "awarded": awarded, "event": e}
 
-    def hooked(self, event: dict):
-        """A study action from another service: record it in the background."""
-        async def run():
-            result = await self.record(event)
-            self._unseen += result["awarded"]
+    async def _safe_check(self, t: int) -> list[dict]:
         try:
-            task = asyncio.get_running_loop().create_task(run())
-        except RuntimeError:
-            log.warning("progress not recorded: no event loop for %s", event.get("kind"))
-            return None
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
-        return task
+            return await self.check(now=max(t, now_ms()))
+        except Exception as exc:  # a badge problem must not look like a failed action either
+            log.warning("badges not evaluated: %s", exc)
+            return []
+
+    async def on_action(self, event: dict) -> None:
+        """The engine bus's subscriber (the bus runs it as a task).
+
+        Evaluating badges reads the whole log, so a burst of actions (a thousand reviews
+        in a script) is evaluated once, by the last of them, not once per action."""
+        result = await self.record(event, evaluate=False)
+        if self.engine.events.pending(self.on_action) <= 1:  # only this one is still running
+            self._unseen += await self._safe_check((result.get("event") or {}).get("t", 0))
 
     async def flush(self) -> None:
-        if self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        """Wait for actions still being recorded, so what is read next includes them."""
+        await self.engine.events.drain()
 
     async def news(self) -> list[dict]:
-        """Awards not yet shown: from hooked actions, and any now earned (after Train, say)."""
+        """Awards not yet shown: from actions on the bus, and any now earned (after Train, say)."""
         await self.flush()
         fresh = await self.check()
         out, self._unseen = self._unseen + fresh, []
@@ -294,50 +281,13 @@ class ProgressService:
 
 
 # ------------------------------------------------------------ engine wiring
-_LATEST: ProgressService | None = None
-
-
 def service(engine) -> ProgressService:
-    """The engine's progress service (made on first use; the newest one receives hooked actions)."""
-    global _LATEST
-    svc = getattr(engine, "_progress_service", None)
-    if svc is None or svc.engine is not engine:
-        svc = ProgressService(engine)
-        engine._progress_service = svc
-        subscribe()
-    _LATEST = svc
+    """The engine's progress service; made (and subscribed to ``engine.events``) when the engine opens."""
+    svc = engine.__dict__.get("_progress_service")
+    if svc is None:
+        svc = engine.__dict__["_progress_service"] = ProgressService(engine)
+        engine.events.subscribe(svc.on_action)
     return svc
-
-
-def on_study_action(event: dict, engine=None, *_, **__):
-    """The hook other services call with ``{"kind", "scoped", "sources", ...}``."""
-    try:
-        svc = service(engine) if engine is not None else _LATEST
-        if svc is None:
-            log.warning("progress not recorded: no engine yet")
-            return None
-        return svc.hooked(dict(event))
-    except Exception:
-        log.exception("progress not recorded")
-        return None
-
-
-def subscribe() -> list[str]:
-    """Join the ``ON_STUDY_ACTION`` lists of the services that exist; returns their names."""
-    import importlib
-
-    joined = []
-    for name in ("quire.services.chat", "quire.services.study"):
-        try:
-            hooks = getattr(importlib.import_module(name), "ON_STUDY_ACTION", None)
-        except Exception as exc:  # not written yet, or broken: progress works without it
-            log.debug("no study hooks from %s: %s", name, exc)
-            continue
-        if isinstance(hooks, list):
-            if on_study_action not in hooks:
-                hooks.append(on_study_action)
-            joined.append(name)
-    return joined
 
 
 async def _progress(engine, ctx, tz=None, now=None):

@@ -59,9 +59,8 @@ def _progress(engine):
 
 
 async def export_vault(engine, page_settings: dict | None = None) -> dict:
-    progress = _progress(engine)
-    await progress.flush()
-    await progress.record({"kind": "vault_export"})
+    engine.events.emit({"kind": "vault_export"})
+    await _progress(engine).flush()  # the export is in the vault it writes
     snapshot = {b: await engine.store.all(b) for b in BUCKETS}
     if page_settings:
         snapshot["settings"][PAGE_SETTINGS] = {k: str(v) for k, v in page_settings.items() if str(k).startswith("quire.")}

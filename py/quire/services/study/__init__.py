@@ -22,7 +22,7 @@ Python use (CPython or Pyodide)::
     queue = await METHODS["review"](engine, ctx, deck["id"])
     await METHODS["rate"](engine, ctx, deck["id"], queue["cards"][0]["id"], "good")
 
-Layout: ``common`` (constants, progress hooks, store and scope helpers), ``generation``
+Layout: ``common`` (constants, the progress event, store and scope helpers), ``generation``
 (making sets, with or without a model), ``sets`` (listing and the page's view), ``quizzes``,
 ``deck`` (flashcard review), ``workshop`` (lessons), ``files`` (export/import), ``templates``
 (prompt overrides).  Every name the old single module had is importable from here.
@@ -33,8 +33,8 @@ from __future__ import annotations
 from quire.study.generate import DIFFICULTIES, TEMPLATE_VARIABLES
 from quire.study.validate import StudyError
 
-from .common import (BUCKET, KINDS, MAX_OFFLINE_CHUNKS, NO_AI, ON_STUDY_ACTION, OVERRIDES_KEY, STUDY_TEMPLATES,
-                     TEMPERATURE, _action, _emit_action, _iso, _load, _now, _overrides, _relink, _save, _scope_chunks,
+from .common import (BUCKET, KINDS, MAX_OFFLINE_CHUNKS, NO_AI, OVERRIDES_KEY, STUDY_TEMPLATES,
+                     TEMPERATURE, _action, _iso, _load, _now, _overrides, _relink, _save, _scope_chunks,
                      _scope_sources, _use_model, log)
 from .deck import _card_view, _rate, _resolve_card, _review
 from .files import _export, _import, _slug

@@ -1,10 +1,8 @@
-"""Shared pieces of the study hub: constants, the progress hooks, the store and scope helpers."""
+"""Shared pieces of the study hub: constants, the progress event, the store and scope helpers."""
 
 from __future__ import annotations
 
-import inspect
 import logging
-import time
 from datetime import datetime, timezone
 
 from quire.model import Chunk
@@ -18,9 +16,6 @@ TEMPERATURE = 0.1  # structured output: stay close to the passages
 MAX_OFFLINE_CHUNKS = 400  # the no-LLM map/outline reads structure; beyond this it only gets slower
 NO_AI = "made without an AI model"
 
-# Progress hooks: each is called with {"kind": "quiz_answer" | "card_review" | "lesson_open" | ...,
-# "scoped", "sources", "correct" | "rating", "item", "t"}; a failing hook never breaks studying.
-ON_STUDY_ACTION: list = []
 log = logging.getLogger("quire.services.study")
 
 
@@ -35,19 +30,13 @@ def _iso(dt: datetime) -> str:
     return dt.isoformat()
 
 
-async def _emit_action(event: dict) -> None:
-    event = {"t": int(time.time() * 1000), **event}
-    for hook in list(ON_STUDY_ACTION):
-        try:
-            result = hook(event)
-            if inspect.isawaitable(result):
-                await result
-        except Exception:  # progress tracking must never break studying
-            log.exception("study action hook failed")
+def _action(engine, record: dict, kind: str, **extra) -> None:
+    """Tell the engine's event bus (progress listens) what was done with ``record``.
 
-
-async def _action(record: dict, kind: str, **extra) -> None:
-    await _emit_action({"kind": kind, "scoped": bool(record.get("scope")), "sources": list(record.get("sources", [])),
+    ``{"kind": "quiz_answer" | "card_review" | "lesson_open" | ..., "scoped", "sources",
+    "correct" | "rating" | "item"}``; a failing listener never breaks studying.
+    """
+    engine.events.emit({"kind": kind, "scoped": bool(record.get("scope")), "sources": list(record.get("sources", [])),
                         **extra})
 
 

@@ -46,7 +46,7 @@ async def _rate(engine, ctx, deck_id, card_id, rating, now=None):
     await _save(engine, record)
     item = next(i for i in record["items"] if i["id"] == card_id)
     rating_name = fsrs_sched.RATINGS[int(fsrs_sched._rating(rating)) - 1]
-    await _action(record, "card_review", rating=rating_name, item=card_id)
+    _action(engine, record, "card_review", rating=rating_name, item=card_id)
     lapse = rating_name == "again"
     return {"card_id": card_id, "due": state["due"], "interval": fsrs_sched.format_interval(fsrs_sched.due_at(state) - now),
             "lapse": lapse, "chunk_ids": item.get("chunk_ids", []) if lapse else [],

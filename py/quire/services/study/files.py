@@ -7,7 +7,7 @@ import base64
 from quire.study.items import item_id
 from quire.study.validate import StudyError
 
-from .common import _load, _save
+from .common import _action, _load, _save
 from .generation import _new_record
 from .sets import _view
 
@@ -23,6 +23,12 @@ async def _export(engine, ctx, set_id, fmt):
     from quire.study import export  # lazy: .apkg needs sqlite3, which loads after the engine starts
 
     record = await _load(engine, set_id)
+    out = _export_file(export, record, fmt)
+    _action(engine, record, "export", item=record["id"])
+    return out
+
+
+def _export_file(export, record: dict, fmt: str) -> dict:
     kind, name = record["kind"], _slug(record["title"])
     formats = {"quiz": ("markdown", "csv"), "flashcards": ("apkg", "csv", "markdown"),
                "workshop": ("markdown",), "mindmap": ("markdown", "opml")}[kind]

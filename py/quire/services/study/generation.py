@@ -12,7 +12,7 @@ from quire.study import fsrs_sched, quiz
 from quire.study.generate import DIFFICULTIES, generate
 from quire.study.validate import StudyError
 
-from .common import (KINDS, MAX_OFFLINE_CHUNKS, NO_AI, TEMPERATURE, _iso, _overrides, _relink, _save, _scope_chunks,
+from .common import (KINDS, MAX_OFFLINE_CHUNKS, NO_AI, TEMPERATURE, _action, _iso, _overrides, _relink, _save, _scope_chunks,
                      _scope_sources, _use_model)
 from .sets import _view
 
@@ -126,6 +126,7 @@ async def _generate(engine, ctx, kind, opts=None):
                          difficulty=difficulty, topic=topic, title=title)
     ctx.emit({"stage": "save", "message": "Saving…"})
     await _save(engine, record)
+    _action(engine, record, "study_generated", item=record["id"])  # badges on sets (decks, maps) are checked now
     return await _view(engine, record)
 
 

@@ -23,10 +23,10 @@ async def _quiz_answer(engine, ctx, set_id, choice, now=None):
     record["session"] = quiz.answer(record["session"], choice, _iso(_now(now)))
     await _save(engine, record)
     correct = choice == item["answer"]
-    await _action(record, "quiz_answer", correct=correct, item=item.get("id"))
+    _action(engine, record, "quiz_answer", correct=correct, item=item.get("id"))
     if record["session"]["status"] == "finished":
         sc = quiz.score(record["session"])
-        await _action(record, "quiz_complete", score=sc["correct"], total=sc["total"])
+        _action(engine, record, "quiz_complete", score=sc["correct"], total=sc["total"])
     return {"correct": correct, "answer": item["answer"], "explanation": item.get("explanation", ""),
             "chunk_ids": item.get("chunk_ids", []), **_public_session(record)}
 
@@ -34,9 +34,14 @@ async def _quiz_answer(engine, ctx, set_id, choice, now=None):
 async def _quiz_submit(engine, ctx, set_id, now=None):
     """Finish the run now; unanswered questions count as skipped."""
     record = await _load(engine, set_id)
+    skipped = 0
     while quiz.current(record["session"]) is not None:
         record["session"] = quiz.answer(record["session"], None, _iso(_now(now)))
+        skipped += 1
     await _save(engine, record)
+    if skipped:  # finished here rather than by the last answer
+        sc = quiz.score(record["session"])
+        _action(engine, record, "quiz_complete", score=sc["correct"], total=sc["total"])
     return _public_session(record)
 
 

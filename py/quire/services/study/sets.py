@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from quire.study import fsrs_sched, quiz
 
-from .common import BUCKET, _load
+from .common import BUCKET, _action, _load
 
 
 # ---------------------------------------------------------------- listing
@@ -49,7 +49,10 @@ async def _sets(engine, ctx):
 
 
 async def _open(engine, ctx, set_id):
-    return await _view(engine, await _load(engine, set_id))
+    record = await _load(engine, set_id)
+    if record["kind"] == "mindmap":  # reading a map is studying (a quiz or deck counts its answers instead)
+        _action(engine, record, "mindmap_open", item=record["id"])
+    return await _view(engine, record)
 
 
 async def _delete(engine, ctx, set_id):

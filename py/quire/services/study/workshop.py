@@ -71,7 +71,7 @@ async def _lesson(engine, ctx, set_id, module, lesson, opts=None):
             content = _offline_lesson({**l, "chunk_ids": [c for c in named if c in by_id]}, by_id)
         record["lessons"][key] = _relink(content, rename)
         await _save(engine, record)
-    await _action(record, "lesson_open", item=key)
+    _action(engine, record, "lesson_open", item=f"{record['id']}/{key}")
     return {"key": key, "module": m["title"], "lesson": record["lessons"][key], "done": key in record["done"]}
 
 
@@ -82,5 +82,5 @@ async def _lesson_done(engine, ctx, set_id, module, lesson, done=True):
     record["done"] = sorted(set(record["done"]) - {key} | ({key} if done else set()))
     await _save(engine, record)
     if done:
-        await _action(record, "lesson_complete", item=key)
+        _action(engine, record, "lesson_complete", item=f"{record['id']}/{key}")  # "0.0" is in every workshop
     return await _view(engine, record)
