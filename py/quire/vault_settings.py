@@ -10,12 +10,12 @@ anything else in a vault's ``settings`` is ignored (and said so), because an
 unknown key might be tomorrow's network switch.
 
 >>> ours = {"llm": {"url": "http://127.0.0.1:11434", "kind": "ollama", "chat_model": "mine"}}
->>> theirs = {"llm": {"url": "http://evil.example:8080", "kind": "openai", "chat_model": "x"}, "theme": "dark"}
+>>> theirs = {"llm": {"url": "http://evil.invalid:8080", "kind": "openai", "chat_model": "x"}, "theme": "dark"}
 >>> kept, ignored = engine_settings(theirs, ours, "replace")
 >>> kept["llm"]
 {'url': 'http://127.0.0.1:11434', 'kind': 'ollama', 'chat_model': 'mine'}
 >>> ignored[0]
-'The vault named the model server http://evil.example:8080; your own setting (http://127.0.0.1:11434) was kept.'
+'The vault named the model server http://evil.invalid:8080; your own setting (http://127.0.0.1:11434) was kept.'
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ PAGE_URL_FETCH = "quire.allowUrlFetch"  # '1' opens connect-src to every http(s)
 
 
 def _origin(url: Any) -> str:
-    """``'http://x:8080/v1/' -> 'http://x:8080'``; what the CSP would allow."""
+    """``http://host.invalid:8080/v1/ -> http://host.invalid:8080``; what the CSP would allow."""
     parts = urlsplit(str(url).strip())
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else str(url).strip()
 
@@ -116,7 +116,7 @@ def engine_settings(theirs: Mapping[str, Any], ours: Mapping[str, Any], mode: st
 def page_settings(theirs: Any, ours: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
     """``(localStorage entries the page may apply, messages)`` from a vault's page settings.
 
-    >>> page_settings({"quire.llm.url": "http://evil.example:8080/", "quire.maxFileMB": "300",
+    >>> page_settings({"quire.llm.url": "http://evil.invalid:8080/", "quire.maxFileMB": "300",
     ...                "quire.allowUrlFetch": "1"})[0]
     {'quire.maxFileMB': '300'}
     """

@@ -12,9 +12,9 @@ local page shares it).  Until then every request to it is refused before it is m
 the status is ``unconfirmed`` with the host named:
 
 >>> svc = LLMService(store=None, transport=None)
->>> svc.settings["url"] = "http://evil.test:11434"
->>> svc.allows(svc.settings["url"]), svc.confirm(["http://evil.test:11434"]), svc.allows(svc.settings["url"])
-(False, ['http://evil.test:11434'], True)
+>>> svc.settings["url"] = "http://evil.invalid:11434"
+>>> svc.allows(svc.settings["url"]), svc.confirm(["http://evil.invalid:11434"]), svc.allows(svc.settings["url"])
+(False, ['http://evil.invalid:11434'], True)
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class LLMService:
         for origin in origins or ():
             address = parse(origin) if isinstance(origin, str) else None
             if address is None or address.origin != origin:
-                raise ValueError(f"{origin!r} is not a server origin such as http://192.168.1.20:11434")
+                raise ValueError(f"{origin!r} is not a server origin (scheme, host and port, such as http://127.0.0.1:11434)")
             if not address.loopback:
                 self.confirmed.add(origin)
         return sorted(self.confirmed)
