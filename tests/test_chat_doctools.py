@@ -1,5 +1,6 @@
 """quire.chat.doctools: the document tools, with a fake model speaking structured JSON."""
 
+import asyncio
 import json
 
 import pytest
@@ -185,8 +186,9 @@ class ScriptedClient:
         events = reply.add(self.replies.pop(0))
 
         class Stream:
-            def __iter__(self):
-                return iter(events)
+            async def __aiter__(self):
+                for event in events:
+                    yield event
 
         stream = Stream()
         stream.reply = reply
@@ -198,7 +200,11 @@ def test_tools_run_inside_the_agent_loop():
         [ToolCalls((ToolCall("analyze_document", {"document": "Lecture 3"}),)), Done("tool_calls")],
         [Content("It covers mitosis."), Done("stop")])
     impls = d.tool_impls(LIBRARY, lambda i: CHUNKS[i], fake_search, FakeModel(ANALYSIS))
-    events = list(run_agent(client, "m", [{"role": "user", "content": "What is lecture 3 about?"}], impls))
+    async def run():
+        return [e async for e in run_agent(client, "m", [{"role": "user", "content": "What is lecture 3 about?"}],
+                                           impls)]
+
+    events = asyncio.run(run())
     result = next(e for e in events if e.kind == "tool_result")
     assert result.ok and json.loads(result.result)["document"] == "Lecture 3.pptx"
     assert events[-1].content == "It covers mitosis."

@@ -1,11 +1,12 @@
 """From what failed and where the page lives, to a status and the exact fix."""
 
+import asyncio
 import socket
 
 import pytest
 
 from ollama_server import OllamaStub
-from quire.llm import LLMError, OllamaClient, UrllibTransport, check, diagnose
+from quire.llm import BlockingAsyncTransport, LLMError, OllamaClient, UrllibTransport, check, diagnose
 from quire.llm.diagnosis import STATUSES, default_allowed
 
 
@@ -51,18 +52,22 @@ def test_default_allowed_matches_ollama(origin, allowed):
 
 
 def _client(url, origin=None):
-    return OllamaClient(url, UrllibTransport({"Origin": origin} if origin else {}, timeout=10))
+    return OllamaClient(url, BlockingAsyncTransport(UrllibTransport({"Origin": origin} if origin else {}, timeout=10)))
+
+
+def _check(*args, **kwargs):
+    return asyncio.run(check(*args, **kwargs))
 
 
 def test_check_against_servers():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}"
-    assert check(_client(dead), "null").status == "not_running"
+    assert _check(_client(dead), "null").status == "not_running"
     with OllamaStub() as stub:
-        assert check(_client(stub.url, "null"), "null").status == "cors_refused"
-        assert check(_client(stub.url, "http://127.0.0.1:8765"), "http://127.0.0.1:8765").status == "connected"
-        d = check(_client(stub.url, "http://127.0.0.1:8765"), "http://127.0.0.1:8765", model="mxbai-embed-large")
+        assert _check(_client(stub.url, "null"), "null").status == "cors_refused"
+        assert _check(_client(stub.url, "http://127.0.0.1:8765"), "http://127.0.0.1:8765").status == "connected"
+        d = _check(_client(stub.url, "http://127.0.0.1:8765"), "http://127.0.0.1:8765", model="mxbai-embed-large")
         assert d.status == "model_missing" and "ollama pull mxbai-embed-large" in d.fix
     with OllamaStub(origins="*") as stub:
-        assert check(_client(stub.url, "null"), "null", model="qwen3:4b").status == "connected"
+        assert _check(_client(stub.url, "null"), "null", model="qwen3:4b").status == "connected"

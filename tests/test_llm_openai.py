@@ -6,8 +6,8 @@ import json
 import pytest
 
 from ollama_server import OllamaStub
-from quire.llm import (AsyncOpenAICompatClient, BlockingAsyncTransport, Content, Done, LLMError,
-                       OpenAICompatClient, Thinking, ToolCall, ToolCalls, UrllibTransport)
+from quire.llm import (BlockingAsyncTransport, Content, Done, LLMError, OpenAICompatClient, Thinking, ToolCall,
+                       ToolCalls, UrllibTransport)
 from quire.llm.openai_compat import chat_body, openai_messages, response_format
 
 USER = [{"role": "user", "content": "Summarise chapter 1"}]
@@ -21,16 +21,28 @@ def stub():
 
 @pytest.fixture
 def client(stub):
-    return OpenAICompatClient(stub.url, UrllibTransport(timeout=10))
+    return OpenAICompatClient(stub.url, BlockingAsyncTransport(UrllibTransport(timeout=10)))
+
+
+def run(awaitable):
+    return asyncio.run(awaitable)
+
+
+def drain(events) -> list:
+    """Every item of an async iterator (a chat stream)."""
+    async def collect():
+        return [e async for e in events]
+
+    return run(collect())
 
 
 def test_models_and_version(client):
-    assert client.version() == "openai-compatible"
-    assert "qwen3:4b" in [m.name for m in client.tags()]
+    assert run(client.version()) == "openai-compatible"
+    assert "qwen3:4b" in [m.name for m in run(client.tags())]
 
 
 def test_embed(stub, client):
-    vectors = client.embed("all-minilm", ["a", "b", "c"], batch_size=2)
+    vectors = run(client.embed("all-minilm", ["a", "b", "c"], batch_size=2))
     assert len(vectors) == 3 and len(vectors[0]) == 384
     assert [b["input"] for b in stub.bodies("/v1/embeddings")] == [["a", "b"], ["c"]]
     assert stub.embed_counts["all-minilm:latest"] == 3
@@ -39,7 +51,7 @@ def test_embed(stub, client):
 def test_chat_stream(stub, client):
     stub.enqueue_chat(["Chapter 1 ", "introduces cells."])
     stream = client.chat("llama3.2:3b", USER, options={"temperature": 0.1, "num_predict": 50, "num_ctx": 4096})
-    events = list(stream)
+    events = drain(stream)
     assert events[:2] == [Content("Chapter 1 "), Content("introduces cells.")]
     assert events[-1].reason == "stop" and events[-1].stats["total_tokens"] > 0
     body = stub.bodies("/v1/chat/completions")[0]
@@ -49,7 +61,7 @@ def test_chat_stream(stub, client):
 
 def test_chat_thinking_via_reasoning_effort(stub, client):
     stub.enqueue_chat("ok", thinking="reason")
-    events = list(client.chat("qwen3:4b", USER, think="high"))
+    events = drain(client.chat("qwen3:4b", USER, think="high"))
     assert events[:2] == [Thinking("reason"), Content("ok")]
     assert stub.bodies("/v1/chat/completions")[0]["reasoning_effort"] == "high"
 
@@ -57,7 +69,7 @@ def test_chat_thinking_via_reasoning_effort(stub, client):
 def test_chat_json_schema(stub, client):
     schema = {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}
     stub.enqueue_chat('{"summary": "cells"}')
-    reply = client.chat("llama3.2:3b", USER, format=schema, stream=False).collect()
+    reply = run(client.chat("llama3.2:3b", USER, format=schema, stream=False).collect())
     assert json.loads(reply.text) == {"summary": "cells"}
     assert stub.bodies("/v1/chat/completions")[0]["response_format"] == {
         "type": "json_schema", "json_schema": {"name": "reply", "strict": True, "schema": schema}}
@@ -66,7 +78,7 @@ def test_chat_json_schema(stub, client):
 def test_chat_tool_calls_stream_and_not(stub, client):
     for stream in (True, False):
         stub.enqueue_chat(tool_calls=[{"name": "calculator", "arguments": {"expression": "1+1"}}])
-        events = list(client.chat("llama3.2:3b", USER, tools=[], stream=stream))
+        events = drain(client.chat("llama3.2:3b", USER, tools=[], stream=stream))
         calls = [e for e in events if isinstance(e, ToolCalls)]
         assert calls == [ToolCalls((ToolCall("calculator", {"expression": "1+1"}, "call_00000000"),))]
         assert events[-1] == Done("tool_calls", events[-1].stats)
@@ -74,25 +86,22 @@ def test_chat_tool_calls_stream_and_not(stub, client):
 
 def test_errors(stub, client):
     with pytest.raises(LLMError) as err:
-        list(client.chat("nope", USER))
+        drain(client.chat("nope", USER))
     assert err.value.status == 404 and err.value.model_missing
     stub.enqueue_chat(["par", "tial"], error="context overflow")
     with pytest.raises(LLMError) as err:
-        list(client.chat("llama3.2:3b", USER))
+        drain(client.chat("llama3.2:3b", USER))
     assert (err.value.kind, err.value.partial) == ("stream", "partial")
     with pytest.raises(LLMError, match="cannot download"):
-        client.pull("x")
+        drain(client.pull("x"))
 
 
-def test_async_client(stub):
-    async def run():
-        client = AsyncOpenAICompatClient(stub.url + "/v1/", BlockingAsyncTransport(UrllibTransport(timeout=10)))
-        stub.enqueue_chat(["a", "b"])
-        return ([m.name for m in await client.tags()], await client.embed("all-minilm", "x"),
-                await client.chat("llama3.2:3b", USER).collect())
-
-    names, vectors, reply = asyncio.run(run())
-    assert "qwen3:4b" in names and len(vectors) == 1 and reply.text == "ab"
+def test_base_url_with_v1_and_one_text(stub):
+    client = OpenAICompatClient(stub.url + "/v1/", BlockingAsyncTransport(UrllibTransport(timeout=10)))
+    stub.enqueue_chat(["a", "b"])
+    assert "qwen3:4b" in [m.name for m in run(client.tags())]
+    assert len(run(client.embed("all-minilm", "x"))) == 1  # a str is one text
+    assert run(client.chat("llama3.2:3b", USER).collect()).text == "ab"
 
 
 # --- pure translation --------------------------------------------------------------

@@ -5,12 +5,13 @@ models are installed (override with QUIRE_LIVE_CHAT_MODEL / QUIRE_LIVE_EMBED_MOD
 and checks that the real server matches the shapes the stub reproduces.
 """
 
+import asyncio
 import os
 import urllib.request
 
 import pytest
 
-from quire.llm import Content, Done, LLMError, OllamaClient, UrllibTransport, check
+from quire.llm import BlockingAsyncTransport, Content, Done, LLMError, OllamaClient, UrllibTransport, check
 
 
 def host_url(value: str) -> str:
@@ -28,18 +29,29 @@ def host_url(value: str) -> str:
     return f"{scheme}://{rest.replace('0.0.0.0', '127.0.0.1', 1)}"
 
 
+def run(awaitable):
+    return asyncio.run(awaitable)
+
+
+def drain(events) -> list:
+    async def collect():
+        return [e async for e in events]
+
+    return run(collect())
+
+
 @pytest.fixture(scope="module")
 def live():
     raw = os.environ.get("OLLAMA_HOST")
     if not raw:
         pytest.skip("opt-in: set OLLAMA_HOST (e.g. 127.0.0.1:11434) to smoke-test a real Ollama")
-    client = OllamaClient(host_url(raw), UrllibTransport(timeout=120))
-    probe = OllamaClient(client.base_url, UrllibTransport(timeout=3))
+    client = OllamaClient(host_url(raw), BlockingAsyncTransport(UrllibTransport(timeout=120)))
+    probe = OllamaClient(client.base_url, BlockingAsyncTransport(UrllibTransport(timeout=3)))
     try:
-        version = probe.version()
+        version = run(probe.version())
     except LLMError as exc:
         pytest.skip(f"no Ollama answering at {client.base_url} (OLLAMA_HOST={raw!r}): {exc}")
-    return client, version, client.tags()
+    return client, version, run(client.tags())
 
 
 def pick(models, capability, env):
@@ -72,7 +84,7 @@ def test_chat_streams(live):
     model = pick(models, "completion", "QUIRE_LIVE_CHAT_MODEL")
     stream = client.chat(model, [{"role": "user", "content": "Reply with the single word: yes"}],
                          options={"temperature": 0, "num_predict": 20})
-    events = list(stream)
+    events = drain(stream)
     assert isinstance(events[-1], Done) and events[-1].stats.get("eval_count", 0) > 0
     assert any(isinstance(e, Content) for e in events) or stream.reply.thought
 
@@ -80,7 +92,7 @@ def test_chat_streams(live):
 def test_embed(live):
     client, _, models = live
     model = pick(models, "embedding", "QUIRE_LIVE_EMBED_MODEL")
-    a, b = client.embed(model, ["the cell makes energy", "mitochondria produce ATP"])
+    a, b = run(client.embed(model, ["the cell makes energy", "mitochondria produce ATP"]))
     assert len(a) == len(b) > 0
     assert abs(sum(x * x for x in a) - 1.0) < 1e-3  # Ollama returns L2-normalised vectors
 
@@ -88,10 +100,10 @@ def test_embed(live):
 def test_unknown_model_error_shape(live):
     client, _, _ = live
     with pytest.raises(LLMError) as err:
-        list(client.chat("quire-no-such-model-xyz", [{"role": "user", "content": "hi"}]))
+        drain(client.chat("quire-no-such-model-xyz", [{"role": "user", "content": "hi"}]))
     assert err.value.status == 404 and err.value.model_missing
 
 
 def test_diagnosis_connected(live):
     client, _, _ = live
-    assert check(client, "http://127.0.0.1:8765").status == "connected"
+    assert run(check(client, "http://127.0.0.1:8765")).status == "connected"

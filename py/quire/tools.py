@@ -246,40 +246,15 @@ def _schemas(tool_impls: dict, tools) -> list[dict]:
     return tools if tools is not None else tool_schemas([n for n in tool_impls if n in TOOL_SCHEMAS])
 
 
-def run_agent(client, model: str, messages: list[dict], tool_impls: dict, max_steps: int = 4, *, tools=None,
-              **chat_kwargs):
+async def run_agent(client, model: str, messages: list[dict], tool_impls: dict, max_steps: int = 4, *, tools=None,
+                    **chat_kwargs):
     """Chat, run the tools the model asks for, feed results back; at most ``max_steps`` model calls.
 
     The last call offers no tools, so the model has to answer with what it has.
     Yields the chat events, a ``ToolResult`` per call and finally ``AgentDone``.
-    A tool that raises becomes an ``error: ...`` result the model can read.
+    A tool that raises becomes an ``error: ...`` result the model can read;
+    a tool may be a plain function or a coroutine function.
     """
-    history, schemas = list(messages), _schemas(tool_impls, tools)
-    for step in range(1, max_steps + 1):
-        last = step == max_steps
-        stream = client.chat(model, history, tools=None if last else schemas, **chat_kwargs)
-        yield from stream
-        reply = stream.reply
-        history.append(reply.message())
-        if not reply.tool_calls or last:
-            yield AgentDone(reply.text, step, bool(reply.tool_calls), history)
-            return
-        for call in reply.tool_calls:
-            impl, error = _prepare(call, tool_impls)
-            value = None
-            if impl is not None:
-                try:
-                    value = impl(**call.arguments)
-                except Exception as exc:  # a tool's failure is information for the model
-                    error = exc
-            result = _finish(call, value, error)
-            history.append(_tool_message(call, result))
-            yield result
-
-
-async def run_agent_async(client, model: str, messages: list[dict], tool_impls: dict, max_steps: int = 4, *,
-                          tools=None, **chat_kwargs):
-    """``run_agent`` for the async clients; tool implementations may be coroutines."""
     history, schemas = list(messages), _schemas(tool_impls, tools)
     for step in range(1, max_steps + 1):
         last = step == max_steps
@@ -299,7 +274,7 @@ async def run_agent_async(client, model: str, messages: list[dict], tool_impls: 
                     value = impl(**call.arguments)
                     if inspect.isawaitable(value):
                         value = await value
-                except Exception as exc:
+                except Exception as exc:  # a tool's failure is information for the model
                     error = exc
             result = _finish(call, value, error)
             history.append(_tool_message(call, result))

@@ -1,12 +1,12 @@
 """Quire's one small LLM interface: a client with ``chat``, ``embed``, ``tags``, ``pull``.
 
-    client = OllamaClient("http://127.0.0.1:11434")          # CPython: UrllibTransport
-    for event in client.chat("qwen3:4b", [{"role": "user", "content": "Hi"}], think=True):
+    client = OllamaClient("http://127.0.0.1:11434", BlockingAsyncTransport())  # CPython
+    async for event in client.chat("qwen3:4b", [{"role": "user", "content": "Hi"}], think=True):
         print(event.kind, getattr(event, "text", ""))
 
-``OpenAICompatClient`` (llama-server, LM Studio) has the same surface.  In
-Pyodide use ``AsyncOllamaClient`` / ``AsyncOpenAICompatClient`` with a
-``js.fetch`` transport; ``quire.llm.transport`` shows the ~20 lines it takes.
+``OpenAICompatClient`` (llama-server, LM Studio) has the same surface.  Both
+clients are async; in Pyodide they get a ``js.fetch`` transport
+(``quire.browser.FetchTransport``; ``quire.llm.transport`` shows the ~20 lines it takes).
 Parsing lives in ``quire.llm.parse`` (pure, table-tested), diagnosis of
 "Failed to fetch" in ``quire.llm.diagnosis``.
 """
@@ -25,11 +25,8 @@ _WHERE = {
     "Thinking": "events",
     "ToolCall": "events",
     "ToolCalls": "events",
-    "AsyncChatStream": "ollama",
-    "AsyncOllamaClient": "ollama",
     "ChatStream": "ollama",
     "OllamaClient": "ollama",
-    "AsyncOpenAICompatClient": "openai_compat",
     "OpenAICompatClient": "openai_compat",
     "OllamaDecoder": "parse",
     "OpenAIDecoder": "parse",
@@ -51,7 +48,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "AsyncChatStream", "AsyncOllamaClient", "AsyncOpenAICompatClient", "AsyncTransport", "BlockingAsyncTransport", "ChatStream",
+    "AsyncTransport", "BlockingAsyncTransport", "ChatStream",
     "Content", "Diagnosis", "Done", "LLMError", "ModelInfo", "OllamaClient", "OllamaDecoder",
     "OpenAICompatClient", "OpenAIDecoder", "PullProgress", "Reply", "SSEDecoder", "Thinking", "ToolCall",
     "ToolCalls", "Transport", "UrllibTransport", "check", "diagnose",

@@ -114,20 +114,20 @@ def _cors(origin: str | None, base_url: str, platform: str | None) -> Diagnosis:
         f"or run `python serve.py` and open {SERVE_URL} instead.{extra}")
 
 
-def check(client, page_origin: str | None = None, model: str | None = None, **kw) -> Diagnosis:
-    """Probe with a sync client (CPython, or tests sending an ``Origin`` header).
+async def check(client, page_origin: str | None = None, model: str | None = None, **kw) -> Diagnosis:
+    """Probe with a client (on CPython, or tests sending an ``Origin`` header).
 
     A 403 means the server answered but refused the origin; a connection
     error means nothing answered.
     """
     try:
-        client.version()
+        await client.version()
     except LLMError as exc:
         if exc.kind == "connection":
             return diagnose(page_origin, reachable=False, cors_ok=False, base_url=client.base_url, **kw)
         if exc.status == 403:
             return diagnose(page_origin, reachable=True, cors_ok=False, base_url=client.base_url, **kw)
         raise
-    installed = [m.name for m in client.tags()] if model else None
+    installed = [m.name for m in await client.tags()] if model else None
     return diagnose(page_origin, reachable=True, cors_ok=True, model=model, installed=installed,
                     base_url=client.base_url, **kw)

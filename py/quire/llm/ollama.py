@@ -1,4 +1,4 @@
-"""Ollama's native API (/api/*), sync and async over the same pure pieces.
+"""Ollama's native API (/api/*): pure request/response pieces and one async client.
 
     >>> chat_body("m", [{"role": "user", "content": "hi"}], think=True)["think"]
     True
@@ -10,7 +10,7 @@ from contextlib import aclosing
 
 from .events import LLMError, ModelInfo, PullProgress
 from .parse import OllamaDecoder, Reply, http_error, ollama_events, parse_pull_line
-from .transport import AsyncTransport, Transport, UrllibTransport
+from .transport import AsyncTransport
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 EMBED_BATCH = 32  # texts per /api/embed call: big enough to amortise, small enough to show progress
@@ -83,23 +83,9 @@ def _check_pull_end(last: PullProgress | None) -> None:
         raise LLMError("pull ended without success", kind="stream")
 
 
-# --- sync ------------------------------------------------------------------------
-def decode_reply(resp, decoder, streaming: bool, whole_events):
+async def decode_reply(resp, decoder, streaming: bool, whole_events):
     """Events of one chat reply: line by line when streaming, else from the one JSON body.
     ``whole_events`` turns that body into events (Ollama and OpenAI shapes differ)."""
-    try:
-        if streaming:
-            for line in resp.iter_lines():
-                yield from decoder.feed(line)
-            yield from decoder.close()
-        else:
-            yield from decoder.reply.add(whole_events(resp.json()))
-    finally:
-        resp.close()
-
-
-async def decode_reply_async(resp, decoder, streaming: bool, whole_events):
-    """``decode_reply`` for an async response."""
     try:
         if streaming:
             async for line in resp.iter_lines():
@@ -115,91 +101,9 @@ async def decode_reply_async(resp, decoder, streaming: bool, whole_events):
 
 
 class ChatStream:
-    """Iterate for events; ``reply`` keeps what arrived (also after an error);
-    ``close()`` is the stop button: it drops the connection."""
+    """Iterate (``async for``) for events; ``reply`` keeps what arrived (also after an error);
+    ``await close()`` is the stop button: it drops the connection."""
 
-    def __init__(self, events, reply: Reply):
-        self._events, self.reply = events, reply
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return next(self._events)
-
-    def close(self) -> None:
-        self._events.close()
-
-    def collect(self) -> Reply:
-        for _ in self:
-            pass
-        return self.reply
-
-
-class OllamaClient:
-    def __init__(self, base_url: str = DEFAULT_URL, transport: Transport | None = None):
-        self.base_url = base_url.rstrip("/")
-        self.transport = transport or UrllibTransport()
-
-    def _send(self, method: str, path: str, body=None, stream=False):
-        resp = self.transport.request(method, self.base_url + path, body, stream)
-        if resp.status >= 400:
-            raise http_error(resp.status, resp.text())
-        return resp
-
-    def version(self) -> str:
-        return self._send("GET", "/api/version").json()["version"]
-
-    def show(self, model: str) -> dict:
-        return self._send("POST", "/api/show", {"model": model}).json()
-
-    def tags(self) -> list[ModelInfo]:
-        """Installed models; asks /api/show for servers whose tags lack capabilities."""
-        models = [model_from_tag(e) for e in self._send("GET", "/api/tags").json().get("models", [])]
-        for info in models:
-            if not info.capabilities:
-                add_show(info, self.show(info.name))
-        return models
-
-    def embed(self, model: str, texts, *, batch_size: int = EMBED_BATCH, truncate=True, dimensions=None,
-              keep_alive=None, progress=None) -> list[list[float]]:
-        """One vector per text, in order; ``progress(done, total)`` after each batch."""
-        texts = [texts] if isinstance(texts, str) else list(texts)
-        out: list[list[float]] = []
-        for batch in batches(texts, batch_size):
-            body = embed_body(model, batch, truncate=truncate, dimensions=dimensions, keep_alive=keep_alive)
-            out += embeddings_of(self._send("POST", "/api/embed", body).json(), len(batch))
-            if progress:
-                progress(len(out), len(texts))
-        return out
-
-    def chat(self, model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
-             options=None, keep_alive=None) -> ChatStream:
-        body = chat_body(model, messages, stream=stream, format=format, tools=tools, think=think,
-                         options=options, keep_alive=keep_alive)
-        decoder = OllamaDecoder()
-        return ChatStream(self._chat_events(body, decoder), decoder.reply)
-
-    def _chat_events(self, body: dict, decoder: OllamaDecoder):
-        resp = self._send("POST", "/api/chat", body, body["stream"])
-        yield from decode_reply(resp, decoder, body["stream"], ollama_events)
-
-    def pull(self, model: str):
-        resp = self._send("POST", "/api/pull", {"model": model, "stream": True}, True)
-        last = None
-        try:
-            for line in resp.iter_lines():
-                progress = parse_pull_line(line)
-                if progress:
-                    last = progress
-                    yield progress
-        finally:
-            resp.close()
-        _check_pull_end(last)
-
-
-# --- async (same surface; for a js.fetch transport in Pyodide) -----------------------
-class AsyncChatStream:
     def __init__(self, events, reply: Reply):
         self._events, self.reply = events, reply
 
@@ -218,10 +122,11 @@ class AsyncChatStream:
         return self.reply
 
 
-class AsyncOllamaClient:
+class OllamaClient:
     def __init__(self, base_url: str = DEFAULT_URL, transport: AsyncTransport | None = None):
         if transport is None:
-            raise ValueError("AsyncOllamaClient needs an AsyncTransport (see quire.llm.transport)")
+            raise ValueError("OllamaClient needs an AsyncTransport: FetchTransport() in the tab, "
+                             "quire.llm.transport.BlockingAsyncTransport() on CPython")
         self.base_url = base_url.rstrip("/")
         self.transport = transport
 
@@ -257,16 +162,16 @@ class AsyncOllamaClient:
         return out
 
     def chat(self, model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
-             options=None, keep_alive=None) -> AsyncChatStream:
+             options=None, keep_alive=None) -> ChatStream:
         body = chat_body(model, messages, stream=stream, format=format, tools=tools, think=think,
                          options=options, keep_alive=keep_alive)
         decoder = OllamaDecoder()
-        return AsyncChatStream(self._chat_events(body, decoder), decoder.reply)
+        return ChatStream(self._chat_events(body, decoder), decoder.reply)
 
     async def _chat_events(self, body: dict, decoder: OllamaDecoder):
         resp = await self._send("POST", "/api/chat", body, body["stream"])
         # aclosing: a Stop (closing this generator) must close the response at once, not at GC time
-        async with aclosing(decode_reply_async(resp, decoder, body["stream"], ollama_events)) as events:
+        async with aclosing(decode_reply(resp, decoder, body["stream"], ollama_events)) as events:
             async for ev in events:
                 yield ev
 

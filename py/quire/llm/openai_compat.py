@@ -14,9 +14,9 @@ from contextlib import aclosing
 import json
 
 from .events import LLMError, ModelInfo
-from .ollama import EMBED_BATCH, AsyncChatStream, ChatStream, batches, decode_reply, decode_reply_async
+from .ollama import EMBED_BATCH, ChatStream, batches, decode_reply
 from .parse import OpenAIDecoder, http_error, openai_reply_events
-from .transport import AsyncTransport, Transport, UrllibTransport
+from .transport import AsyncTransport
 
 OPTION_NAMES = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
                 "num_predict": "max_tokens"}  # Ollama option -> OpenAI field; the rest (num_ctx...) is server-side
@@ -106,49 +106,6 @@ _NO_PULL = "this server cannot download models; load the model in LM Studio or s
 
 
 class OpenAICompatClient:
-    def __init__(self, base_url: str, transport: Transport | None = None):
-        self.base_url = api_root(base_url)
-        self.transport = transport or UrllibTransport()
-
-    def _send(self, method: str, path: str, body=None, stream=False):
-        resp = self.transport.request(method, self.base_url + path, body, stream)
-        if resp.status >= 400:
-            raise http_error(resp.status, resp.text())
-        return resp
-
-    def version(self) -> str:
-        self._send("GET", "/models").json()  # reachability; these servers have no version endpoint
-        return "openai-compatible"
-
-    def tags(self) -> list[ModelInfo]:
-        """Capabilities are unknown here (the list is names only)."""
-        return models_of(self._send("GET", "/models").json())
-
-    def embed(self, model: str, texts, *, batch_size: int = EMBED_BATCH, progress=None, **_) -> list[list[float]]:
-        texts = [texts] if isinstance(texts, str) else list(texts)
-        out: list[list[float]] = []
-        for batch in batches(texts, batch_size):
-            obj = self._send("POST", "/embeddings", {"model": model, "input": batch}).json()
-            out += embeddings_of(obj, len(batch))
-            if progress:
-                progress(len(out), len(texts))
-        return out
-
-    def chat(self, model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
-             options=None, keep_alive=None) -> ChatStream:
-        body = chat_body(model, messages, stream=stream, format=format, tools=tools, think=think, options=options)
-        decoder = OpenAIDecoder()
-        return ChatStream(self._chat_events(body, decoder), decoder.reply)
-
-    def _chat_events(self, body: dict, decoder: OpenAIDecoder):
-        resp = self._send("POST", "/chat/completions", body, body["stream"])
-        yield from decode_reply(resp, decoder, body["stream"], openai_reply_events)
-
-    def pull(self, model: str):
-        raise LLMError(_NO_PULL, kind="http", status=501)
-
-
-class AsyncOpenAICompatClient:
     def __init__(self, base_url: str, transport: AsyncTransport):
         self.base_url = api_root(base_url)
         self.transport = transport
@@ -177,15 +134,15 @@ class AsyncOpenAICompatClient:
         return out
 
     def chat(self, model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
-             options=None, keep_alive=None) -> AsyncChatStream:
+             options=None, keep_alive=None) -> ChatStream:
         body = chat_body(model, messages, stream=stream, format=format, tools=tools, think=think, options=options)
         decoder = OpenAIDecoder()
-        return AsyncChatStream(self._chat_events(body, decoder), decoder.reply)
+        return ChatStream(self._chat_events(body, decoder), decoder.reply)
 
     async def _chat_events(self, body: dict, decoder: OpenAIDecoder):
         resp = await self._send("POST", "/chat/completions", body, body["stream"])
         # aclosing: a Stop (closing this generator) must close the response at once, not at GC time
-        async with aclosing(decode_reply_async(resp, decoder, body["stream"], openai_reply_events)) as events:
+        async with aclosing(decode_reply(resp, decoder, body["stream"], openai_reply_events)) as events:
             async for ev in events:
                 yield ev
 

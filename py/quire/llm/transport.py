@@ -1,4 +1,4 @@
-"""How a client reaches the server: one small protocol, sync and async.
+"""How a client reaches the server: one small async protocol.
 
 A transport sends one JSON request and hands back a response; it never
 raises for an HTTP error status (the client reads the error body), only
@@ -20,9 +20,11 @@ implementing ``AsyncTransport`` over ``js.fetch``::
                                                  # async .iter_lines() over resp.body.getReader()
                                                  # split on "\\n"; .close() -> reader.cancel()
 
-and then ``AsyncOllamaClient(url, FetchTransport())`` has the whole client
-surface.  All parsing lives in ``quire.llm.parse`` and request building in
-the clients' module-level functions, so nothing else needs porting.
+and then ``OllamaClient(url, FetchTransport())`` has the whole client
+surface.  On CPython, ``BlockingAsyncTransport`` puts urllib behind the same
+protocol (``UrllibTransport`` is its blocking inside).  All parsing lives in
+``quire.llm.parse`` and request building in the clients' module-level
+functions, so nothing else needs porting.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from quire.chat.answer import ANSWER_HITS, build_request, cited, citations_for, 
 from quire.chat.extractive import LABEL as EXTRACTIVE_LABEL
 from quire.chat.extractive import extractive_answer
 from quire.llm.events import Content, LLMError, Thinking, ToolCalls
-from quire.tools import BUILTIN_IMPLS, AgentDone, ToolResult, run_agent_async
+from quire.tools import BUILTIN_IMPLS, AgentDone, ToolResult, run_agent
 
 BUCKET = "chats"
 MAX_STEPS = 4  # model calls per answer: up to three rounds of tools, then it must answer
@@ -156,7 +156,7 @@ class ChatService:
         turn.mode = "llm"
         while True:
             impls = self.tool_impls(client, model, session.get("scope")) if offer else {}
-            agent = run_agent_async(client, model, request["messages"], impls, MAX_STEPS, think=think,
+            agent = run_agent(client, model, request["messages"], impls, MAX_STEPS, think=think,
                                     options=llm.options())
             try:
                 await turn.drive(agent, client)

@@ -134,13 +134,13 @@ class LLMService:
 
     def client(self):
         # Imported here: the clients are not needed until a model server is used.
-        from quire.llm.ollama import AsyncOllamaClient
-        from quire.llm.openai_compat import AsyncOpenAICompatClient
+        from quire.llm.ollama import OllamaClient
+        from quire.llm.openai_compat import OpenAICompatClient
 
         url = self.settings["url"]
         if self.settings["kind"] == "openai":
-            return AsyncOpenAICompatClient(url, self.transport)
-        return AsyncOllamaClient(url, self.transport)
+            return OpenAICompatClient(url, self.transport)
+        return OllamaClient(url, self.transport)
 
     @property
     def chat_model(self) -> str:
