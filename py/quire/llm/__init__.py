@@ -25,7 +25,7 @@ _WHERE = {
     "Thinking": "events",
     "ToolCall": "events",
     "ToolCalls": "events",
-    "ChatStream": "ollama",
+    "ChatStream": "client",
     "OllamaClient": "ollama",
     "OpenAICompatClient": "openai_compat",
     "OllamaDecoder": "parse",

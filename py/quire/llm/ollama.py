@@ -1,4 +1,4 @@
-"""Ollama's native API (/api/*): pure request/response pieces and one async client.
+"""Ollama's native API (/api/*): pure request/response pieces and the client.
 
     >>> chat_body("m", [{"role": "user", "content": "hi"}], think=True)["think"]
     True
@@ -6,14 +6,12 @@
 
 from __future__ import annotations
 
-from contextlib import aclosing
-
+from .client import EMBED_BATCH, ChatStream, HttpClient
 from .events import LLMError, ModelInfo, PullProgress
-from .parse import OllamaDecoder, Reply, http_error, ollama_events, parse_pull_line
+from .parse import OllamaDecoder, ollama_events, parse_pull_line
 from .transport import AsyncTransport
 
 DEFAULT_URL = "http://127.0.0.1:11434"
-EMBED_BATCH = 32  # texts per /api/embed call: big enough to amortise, small enough to show progress
 
 
 # --- request bodies ------------------------------------------------------------------
@@ -40,17 +38,6 @@ def embed_body(model: str, texts: list[str], *, truncate=True, dimensions=None, 
     if keep_alive is not None:
         body["keep_alive"] = keep_alive
     return body
-
-
-def batches(texts: list[str], size: int) -> list[list[str]]:
-    """Split into runs of at most ``size``.
-
-    >>> batches(["a", "b", "c"], 2)
-    [['a', 'b'], ['c']]
-    """
-    if size < 1:
-        raise ValueError("batch_size must be at least 1")
-    return [texts[i: i + size] for i in range(0, len(texts), size)]
 
 
 def model_from_tag(entry: dict) -> ModelInfo:
@@ -83,68 +70,19 @@ def _check_pull_end(last: PullProgress | None) -> None:
         raise LLMError("pull ended without success", kind="stream")
 
 
-async def decode_reply(resp, decoder, streaming: bool, whole_events):
-    """Events of one chat reply: line by line when streaming, else from the one JSON body.
-    ``whole_events`` turns that body into events (Ollama and OpenAI shapes differ)."""
-    try:
-        if streaming:
-            async for line in resp.iter_lines():
-                for ev in decoder.feed(line):
-                    yield ev
-            for ev in decoder.close():
-                yield ev
-        else:
-            for ev in decoder.reply.add(whole_events(await resp.json())):
-                yield ev
-    finally:
-        await resp.close()
-
-
-class ChatStream:
-    """Iterate (``async for``) for events; ``reply`` keeps what arrived (also after an error);
-    ``await close()`` is the stop button: it drops the connection."""
-
-    def __init__(self, events, reply: Reply):
-        self._events, self.reply = events, reply
-
-    def __aiter__(self):
-        return self
-
-    async def __anext__(self):
-        return await self._events.__anext__()
-
-    async def close(self) -> None:
-        await self._events.aclose()
-
-    async def collect(self) -> Reply:
-        async for _ in self:
-            pass
-        return self.reply
-
-
-class OllamaClient:
+class OllamaClient(HttpClient):
     def __init__(self, base_url: str = DEFAULT_URL, transport: AsyncTransport | None = None):
-        if transport is None:
-            raise ValueError("OllamaClient needs an AsyncTransport: FetchTransport() in the tab, "
-                             "quire.llm.transport.BlockingAsyncTransport() on CPython")
-        self.base_url = base_url.rstrip("/")
-        self.transport = transport
-
-    async def _send(self, method: str, path: str, body=None, stream=False):
-        resp = await self.transport.request(method, self.base_url + path, body, stream)
-        if resp.status >= 400:
-            raise http_error(resp.status, await resp.text())
-        return resp
+        super().__init__(base_url, transport)
 
     async def version(self) -> str:
-        return (await (await self._send("GET", "/api/version")).json())["version"]
+        return (await self._json("GET", "/api/version"))["version"]
 
     async def show(self, model: str) -> dict:
-        return await (await self._send("POST", "/api/show", {"model": model})).json()
+        return await self._json("POST", "/api/show", {"model": model})
 
     async def tags(self) -> list[ModelInfo]:
-        obj = await (await self._send("GET", "/api/tags")).json()
-        models = [model_from_tag(e) for e in obj.get("models", [])]
+        """Installed models; asks /api/show for servers whose tags lack capabilities."""
+        models = [model_from_tag(e) for e in (await self._json("GET", "/api/tags")).get("models", [])]
         for info in models:
             if not info.capabilities:
                 add_show(info, await self.show(info.name))
@@ -152,28 +90,18 @@ class OllamaClient:
 
     async def embed(self, model: str, texts, *, batch_size: int = EMBED_BATCH, truncate=True, dimensions=None,
                     keep_alive=None, progress=None) -> list[list[float]]:
-        texts = [texts] if isinstance(texts, str) else list(texts)
-        out: list[list[float]] = []
-        for batch in batches(texts, batch_size):
+        """One vector per text, in order; ``progress(done, total)`` after each batch."""
+        async def one(batch):
             body = embed_body(model, batch, truncate=truncate, dimensions=dimensions, keep_alive=keep_alive)
-            out += embeddings_of(await (await self._send("POST", "/api/embed", body)).json(), len(batch))
-            if progress:
-                progress(len(out), len(texts))
-        return out
+            return embeddings_of(await self._json("POST", "/api/embed", body), len(batch))
+
+        return await self._embed_batches(texts, batch_size, progress, one)
 
     def chat(self, model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
              options=None, keep_alive=None) -> ChatStream:
         body = chat_body(model, messages, stream=stream, format=format, tools=tools, think=think,
                          options=options, keep_alive=keep_alive)
-        decoder = OllamaDecoder()
-        return ChatStream(self._chat_events(body, decoder), decoder.reply)
-
-    async def _chat_events(self, body: dict, decoder: OllamaDecoder):
-        resp = await self._send("POST", "/api/chat", body, body["stream"])
-        # aclosing: a Stop (closing this generator) must close the response at once, not at GC time
-        async with aclosing(decode_reply(resp, decoder, body["stream"], ollama_events)) as events:
-            async for ev in events:
-                yield ev
+        return self._chat("/api/chat", body, OllamaDecoder(), ollama_events)
 
     async def pull(self, model: str):
         resp = await self._send("POST", "/api/pull", {"model": model, "stream": True}, True)

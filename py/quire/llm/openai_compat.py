@@ -9,13 +9,11 @@ Quire keeps its history in Ollama's shape; ``openai_messages`` converts it:
 
 from __future__ import annotations
 
-from contextlib import aclosing
-
 import json
 
+from .client import EMBED_BATCH, ChatStream, HttpClient
 from .events import LLMError, ModelInfo
-from .ollama import EMBED_BATCH, ChatStream, batches, decode_reply
-from .parse import OpenAIDecoder, http_error, openai_reply_events
+from .parse import OpenAIDecoder, openai_reply_events
 from .transport import AsyncTransport
 
 OPTION_NAMES = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
@@ -105,46 +103,28 @@ def models_of(obj) -> list[ModelInfo]:
 _NO_PULL = "this server cannot download models; load the model in LM Studio or start llama-server with it"
 
 
-class OpenAICompatClient:
-    def __init__(self, base_url: str, transport: AsyncTransport):
-        self.base_url = api_root(base_url)
-        self.transport = transport
-
-    async def _send(self, method: str, path: str, body=None, stream=False):
-        resp = await self.transport.request(method, self.base_url + path, body, stream)
-        if resp.status >= 400:
-            raise http_error(resp.status, await resp.text())
-        return resp
+class OpenAICompatClient(HttpClient):
+    def __init__(self, base_url: str, transport: AsyncTransport | None = None):
+        super().__init__(api_root(base_url), transport)
 
     async def version(self) -> str:
-        await (await self._send("GET", "/models")).json()
+        await self._json("GET", "/models")  # reachability; these servers have no version endpoint
         return "openai-compatible"
 
     async def tags(self) -> list[ModelInfo]:
-        return models_of(await (await self._send("GET", "/models")).json())
+        """Capabilities are unknown here (the list is names only)."""
+        return models_of(await self._json("GET", "/models"))
 
     async def embed(self, model: str, texts, *, batch_size: int = EMBED_BATCH, progress=None, **_):
-        texts = [texts] if isinstance(texts, str) else list(texts)
-        out: list[list[float]] = []
-        for batch in batches(texts, batch_size):
-            obj = await (await self._send("POST", "/embeddings", {"model": model, "input": batch})).json()
-            out += embeddings_of(obj, len(batch))
-            if progress:
-                progress(len(out), len(texts))
-        return out
+        async def one(batch):
+            return embeddings_of(await self._json("POST", "/embeddings", {"model": model, "input": batch}), len(batch))
+
+        return await self._embed_batches(texts, batch_size, progress, one)
 
     def chat(self, model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
              options=None, keep_alive=None) -> ChatStream:
         body = chat_body(model, messages, stream=stream, format=format, tools=tools, think=think, options=options)
-        decoder = OpenAIDecoder()
-        return ChatStream(self._chat_events(body, decoder), decoder.reply)
-
-    async def _chat_events(self, body: dict, decoder: OpenAIDecoder):
-        resp = await self._send("POST", "/chat/completions", body, body["stream"])
-        # aclosing: a Stop (closing this generator) must close the response at once, not at GC time
-        async with aclosing(decode_reply(resp, decoder, body["stream"], openai_reply_events)) as events:
-            async for ev in events:
-                yield ev
+        return self._chat("/chat/completions", body, OpenAIDecoder(), openai_reply_events)
 
     async def pull(self, model: str):
         raise LLMError(_NO_PULL, kind="http", status=501)
