@@ -1,10 +1,10 @@
 """quire.chat.doctools: the document tools, with a fake model speaking structured JSON."""
 
-import asyncio
 import json
 
 import pytest
 
+from aio import drain
 from quire.chat import doctools as d
 from quire.model import Chunk
 from quire.study.validate import StudyError
@@ -200,11 +200,7 @@ def test_tools_run_inside_the_agent_loop():
         [ToolCalls((ToolCall("analyze_document", {"document": "Lecture 3"}),)), Done("tool_calls")],
         [Content("It covers mitosis."), Done("stop")])
     impls = d.tool_impls(LIBRARY, lambda i: CHUNKS[i], fake_search, FakeModel(ANALYSIS))
-    async def run():
-        return [e async for e in run_agent(client, "m", [{"role": "user", "content": "What is lecture 3 about?"}],
-                                           impls)]
-
-    events = asyncio.run(run())
+    events = drain(run_agent(client, "m", [{"role": "user", "content": "What is lecture 3 about?"}], impls))
     result = next(e for e in events if e.kind == "tool_result")
     assert result.ok and json.loads(result.result)["document"] == "Lecture 3.pptx"
     assert events[-1].content == "It covers mitosis."

@@ -1,10 +1,10 @@
 """From what failed and where the page lives, to a status and the exact fix."""
 
-import asyncio
 import socket
 
 import pytest
 
+from aio import run
 from ollama_server import OllamaStub
 from quire.llm import BlockingAsyncTransport, LLMError, OllamaClient, UrllibTransport, check, diagnose
 from quire.llm.diagnosis import STATUSES, default_allowed
@@ -55,19 +55,16 @@ def _client(url, origin=None):
     return OllamaClient(url, BlockingAsyncTransport(UrllibTransport({"Origin": origin} if origin else {}, timeout=10)))
 
 
-def _check(*args, **kwargs):
-    return asyncio.run(check(*args, **kwargs))
-
 
 def test_check_against_servers():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}"
-    assert _check(_client(dead), "null").status == "not_running"
+    assert run(check(_client(dead), "null")).status == "not_running"
     with OllamaStub() as stub:
-        assert _check(_client(stub.url, "null"), "null").status == "cors_refused"
-        assert _check(_client(stub.url, "http://127.0.0.1:8765"), "http://127.0.0.1:8765").status == "connected"
-        d = _check(_client(stub.url, "http://127.0.0.1:8765"), "http://127.0.0.1:8765", model="mxbai-embed-large")
+        assert run(check(_client(stub.url, "null"), "null")).status == "cors_refused"
+        assert run(check(_client(stub.url, "http://127.0.0.1:8765"), "http://127.0.0.1:8765")).status == "connected"
+        d = run(check(_client(stub.url, "http://127.0.0.1:8765"), "http://127.0.0.1:8765", model="mxbai-embed-large"))
         assert d.status == "model_missing" and "ollama pull mxbai-embed-large" in d.fix
     with OllamaStub(origins="*") as stub:
-        assert _check(_client(stub.url, "null"), "null", model="qwen3:4b").status == "connected"
+        assert run(check(_client(stub.url, "null"), "null", model="qwen3:4b")).status == "connected"

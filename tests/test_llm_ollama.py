@@ -1,11 +1,11 @@
 """OllamaClient against the stand-in server (over BlockingAsyncTransport, as on CPython)."""
 
-import asyncio
 import socket
 import threading
 
 import pytest
 
+from aio import drain, run
 from ollama_server import OllamaStub
 from quire.llm import (BlockingAsyncTransport, Content, Done, LLMError, OllamaClient, PullProgress, Thinking,
                        ToolCall, ToolCalls, UrllibTransport)
@@ -26,18 +26,6 @@ def client(stub):
 
 def _client(url, headers=None, timeout=10):
     return OllamaClient(url, BlockingAsyncTransport(UrllibTransport(headers, timeout=timeout)))
-
-
-def run(awaitable):
-    return asyncio.run(awaitable)
-
-
-def drain(events) -> list:
-    """Every item of an async iterator (a chat stream, a pull)."""
-    async def collect():
-        return [e async for e in events]
-
-    return run(collect())
 
 
 def free_port() -> int:

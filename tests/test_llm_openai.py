@@ -1,10 +1,10 @@
 """OpenAICompatClient (llama-server, LM Studio, Ollama /v1) against the stand-in server."""
 
-import asyncio
 import json
 
 import pytest
 
+from aio import drain, run
 from ollama_server import OllamaStub
 from quire.llm import (BlockingAsyncTransport, Content, Done, LLMError, OpenAICompatClient, Thinking, ToolCall,
                        ToolCalls, UrllibTransport)
@@ -22,18 +22,6 @@ def stub():
 @pytest.fixture
 def client(stub):
     return OpenAICompatClient(stub.url, BlockingAsyncTransport(UrllibTransport(timeout=10)))
-
-
-def run(awaitable):
-    return asyncio.run(awaitable)
-
-
-def drain(events) -> list:
-    """Every item of an async iterator (a chat stream)."""
-    async def collect():
-        return [e async for e in events]
-
-    return run(collect())
 
 
 def test_models_and_version(client):

@@ -5,12 +5,12 @@ models are installed (override with QUIRE_LIVE_CHAT_MODEL / QUIRE_LIVE_EMBED_MOD
 and checks that the real server matches the shapes the stub reproduces.
 """
 
-import asyncio
 import os
 import urllib.request
 
 import pytest
 
+from aio import drain, run
 from quire.llm import BlockingAsyncTransport, Content, Done, LLMError, OllamaClient, UrllibTransport, check
 
 
@@ -27,17 +27,6 @@ def host_url(value: str) -> str:
     if ":" not in rest.split("/")[0]:
         rest += ":11434"
     return f"{scheme}://{rest.replace('0.0.0.0', '127.0.0.1', 1)}"
-
-
-def run(awaitable):
-    return asyncio.run(awaitable)
-
-
-def drain(events) -> list:
-    async def collect():
-        return [e async for e in events]
-
-    return run(collect())
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,10 @@
 """Calculator, clock, tool schemas and the bounded agent loop."""
 
-import asyncio
 import datetime as dt
 
 import pytest
 
+from aio import drain
 from ollama_server import OllamaStub
 from quire.llm import BlockingAsyncTransport, Content, OllamaClient, UrllibTransport
 from quire.tools import (BUILTIN_IMPLS, TOOL_SCHEMAS, AgentDone, CalculatorError, ToolResult, calculator,
@@ -125,21 +125,13 @@ def client(stub):
     return OllamaClient(stub.url, BlockingAsyncTransport(UrllibTransport(timeout=10)))
 
 
-def agent(client, *args, **kwargs) -> list:
-    """All events of one ``run_agent`` loop."""
-    async def run():
-        return [e async for e in run_agent(client, *args, **kwargs)]
-
-    return asyncio.run(run())
-
-
 USER = [{"role": "user", "content": "What is 6 times 7?"}]
 
 
 def test_agent_runs_a_tool_and_answers(stub, client):
     stub.enqueue_chat(tool_calls=[{"name": "calculator", "arguments": {"expression": "6*7"}}])
     stub.enqueue_chat(["It is ", "42."])
-    events = agent(client, "llama3.2:3b", USER, BUILTIN_IMPLS)
+    events = drain(run_agent(client, "llama3.2:3b", USER, BUILTIN_IMPLS))
     results = [e for e in events if isinstance(e, ToolResult)]
     assert results == [ToolResult("calculator", {"expression": "6*7"}, "42")]
     done = events[-1]
@@ -157,7 +149,7 @@ def test_agent_runs_a_tool_and_answers(stub, client):
 def test_agent_is_bounded(stub, client):
     for _ in range(6):
         stub.enqueue_chat(tool_calls=[{"name": "current_time", "arguments": {}}])
-    events = agent(client, "llama3.2:3b", USER, BUILTIN_IMPLS, max_steps=3)
+    events = drain(run_agent(client, "llama3.2:3b", USER, BUILTIN_IMPLS, max_steps=3))
     bodies = stub.bodies("/api/chat")
     assert len(bodies) == 3
     assert ["tools" in b for b in bodies] == [True, True, False]  # the last call must answer
@@ -178,7 +170,7 @@ def test_agent_reports_tool_failures_to_the_model(stub, client):
     ])
     stub.enqueue_chat("Sorry, I could not do that.")
     impls = {**BUILTIN_IMPLS, "search_knowledge_base": search_knowledge_base}
-    events = agent(client, "llama3.2:3b", USER, impls)
+    events = drain(run_agent(client, "llama3.2:3b", USER, impls))
     results = [e for e in events if isinstance(e, ToolResult)]
     assert [r.ok for r in results] == [False] * 4
     assert "not available" in results[0].result
@@ -193,7 +185,7 @@ def test_agent_structured_result_is_json(stub, client):
     stub.enqueue_chat(tool_calls=[{"name": "list_documents", "arguments": {}}])
     stub.enqueue_chat("Two documents.")
     impls = {"list_documents": lambda: [{"name": "bio.pdf", "pages": 12}, {"name": "notes.md"}]}
-    events = agent(client, "llama3.2:3b", USER, impls)
+    events = drain(run_agent(client, "llama3.2:3b", USER, impls))
     assert events[-1].messages[2]["content"] == '[{"name": "bio.pdf", "pages": 12}, {"name": "notes.md"}]'
 
 
@@ -203,7 +195,7 @@ def test_agent_with_coroutine_tool(stub, client):
 
     stub.enqueue_chat(tool_calls=[{"name": "search_knowledge_base", "arguments": {"query": "ATP"}}])
     stub.enqueue_chat("Mitochondria make ATP [bio.pdf p.3].")
-    events = agent(client, "llama3.2:3b", USER, {"search_knowledge_base": search_knowledge_base})
+    events = drain(run_agent(client, "llama3.2:3b", USER, {"search_knowledge_base": search_knowledge_base}))
     assert [e.result for e in events if isinstance(e, ToolResult)] == ["[bio.pdf p.3] ATP: mitochondria make ATP"]
     assert events[-1].content == "Mitochondria make ATP [bio.pdf p.3]." and not events[-1].hit_limit
     assert events[-1].steps == 2
