@@ -7,8 +7,8 @@ import pytest
 
 from aio import drain, run
 from ollama_server import OllamaStub
-from quire.llm import (BlockingAsyncTransport, Content, Done, LLMError, OllamaClient, PullProgress, Thinking,
-                       ToolCall, ToolCalls, UrllibTransport)
+from quire.llm import (BlockingAsyncTransport, Content, Done, LLMError, OllamaClient, OpenAICompatClient,
+                       PullProgress, Thinking, ToolCall, ToolCalls, UrllibTransport)
 
 USER = [{"role": "user", "content": "What is in chapter 2?"}]
 
@@ -188,6 +188,7 @@ def test_refused_origin_is_a_403_naming_cors(stub):
     assert err.value.status == 403
 
 
-def test_client_needs_a_transport():
-    with pytest.raises(ValueError, match="AsyncTransport"):
-        OllamaClient("http://127.0.0.1:11434")
+@pytest.mark.parametrize("cls", [OllamaClient, OpenAICompatClient])
+def test_client_needs_a_transport(cls):
+    with pytest.raises(ValueError, match=f"{cls.__name__} needs an AsyncTransport: FetchTransport"):
+        cls("http://127.0.0.1:11434")
