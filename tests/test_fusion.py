@@ -5,7 +5,7 @@ import pytest
 
 import quire.retrieval.fusion as fusion_module
 import quire.retrieval.index as index_module
-from quire.retrieval.fusion import rrf
+from quire.retrieval.fusion import FUSION, FUSIONS, dense_floor, fuse, rrf
 from quire.retrieval.index import HybridIndex
 
 
@@ -19,40 +19,85 @@ def ranking(ids, top=1.0, step=0.01):
 
 
 @pytest.mark.parametrize(
-    "bm25,dense,min_cosine,expected",
+    "bm25,dense,expected",
     [
         # agreement beats a single first place
-        (["a", "b", "c"], ["b", "c", "a"], 0.0, ["b", "a", "c"]),
+        (["a", "b", "c"], ["b", "c", "a"], ["b", "a", "c"]),
         # no dense side: BM25 order
-        (["a", "b"], [], 0.3, ["a", "b"]),
+        (["a", "b"], [], ["a", "b"]),
         # no keyword side: dense order
-        ([], ["x", "y"], 0.3, ["x", "y"]),
+        ([], ["x", "y"], ["x", "y"]),
         # disjoint lists interleave by rank, BM25 first on ties
-        (["a", "b"], ["x", "y"], 0.0, ["a", "x", "b", "y"]),
+        (["a", "b"], ["x", "y"], ["a", "x", "b", "y"]),
     ],
 )
-def test_rrf_orders(bm25, dense, min_cosine, expected):
-    hits = rrf(ranking(bm25, 10.0, 1.0), ranking(dense, 0.9), k=10, min_cosine=min_cosine)
+def test_rrf_orders(bm25, dense, expected):
+    hits = rrf(ranking(bm25, 10.0, 1.0), ranking(dense, 0.9), k=10)
     assert [h.id for h in hits] == expected
+
+
+@pytest.mark.parametrize("method", list(FUSIONS))
+@pytest.mark.parametrize(
+    "bm25,dense,expected",
+    [
+        (["a", "b"], [], ["a", "b"]),  # one retriever alone keeps its order, whatever the method
+        ([], ["x", "y"], ["x", "y"]),
+        (["a", "b", "c"], ["c", "b", "a"], None),  # every id once, nothing invented
+    ],
+)
+def test_every_method_keeps_single_lists_and_ids(method, bm25, dense, expected):
+    hits = fuse(method, ranking(bm25, 10.0, 1.0), ranking(dense, 0.9), k=10)
+    if expected is not None:
+        assert [h.id for h in hits] == expected
+    assert sorted(h.id for h in hits) == sorted(set(bm25) | set(dense))
 
 
 def test_rrf_scores_and_details():
     hits = rrf([("a", 7.5), ("b", 3.0)], [("b", 0.8)], k=7)
     b, a = hits
     assert b.to_dict() == {"id": "b", "score": pytest.approx(1 / 62 + 1 / 61), "bm25_rank": 2, "bm25_score": 3.0,
-                           "dense_rank": 1, "dense_score": 0.8}
+                           "dense_rank": 1, "dense_score": 0.8, "dense_floor": None, "dense_status": None,
+                           "relevance": None}
     assert (a.dense_rank, a.dense_score, a.bm25_rank) == (None, None, 1)
 
 
-def test_keyword_rescue_needs_the_cosine_floor():
-    # Query "ISO-9001": only chunk "iso" contains it.  The embedder returns junk (cos ~0.1)
-    # that also appears lower in the BM25 list (it shares the word "audit").
-    bm25 = [("iso", 12.0)] + [(f"j{i}", 1.0 - i / 100) for i in range(30)]
-    dense = [(f"j{i}", 0.15 - i / 1000) for i in range(30)]
-    without_floor = [h.id for h in rrf(bm25, dense, k=7, min_cosine=-1.0)]
-    with_floor = [h.id for h in rrf(bm25, dense, k=7, min_cosine=0.3)]
-    assert "iso" not in without_floor  # junk voted twice and drowned it
-    assert with_floor[0] == "iso"
+def buried_quote():
+    """The case from the issue: an exact quote is BM25 #1 by a wide margin (24 against ~3),
+    while the dense top 3 are passages that are BM25 #27-#42 with cosines 0.31-0.35."""
+    bm25 = [("quote", 24.0)] + [(f"p{i}", 3.0 - i * 0.05) for i in range(2, 51)]  # ranks 2..50
+    dense = [("p27", 0.35), ("p35", 0.33), ("p42", 0.31)] + [(f"d{i}", 0.30 - i * 0.001) for i in range(40)]
+    return bm25, dense  # the quote is outside the dense top 43
+
+
+@pytest.mark.parametrize("method,quote_first", [("rrf", False), ("zscore", True), ("minmax", False)])
+def test_decisive_lexical_match_is_not_buried(method, quote_first):
+    hits = [h.id for h in fuse(method, *buried_quote(), k=5)]
+    assert (hits[0] == "quote") is quote_first, hits
+    if method == "rrf":  # the seed's behaviour, kept selectable: the quote falls to 4th
+        assert hits.index("quote") == 3
+
+
+def test_default_fusion_is_the_measured_one_and_names_are_checked():
+    assert FUSION in FUSIONS
+    with pytest.raises(ValueError, match="valid: rrf, zscore, minmax"):
+        fuse("borda", [], [])
+    with pytest.raises(ValueError, match="unknown fusion"):
+        HybridIndex(fusion="borda")
+
+
+@pytest.mark.parametrize(
+    "cosines,min_z,kept",
+    [
+        # e5-like: everything between 0.82 and 0.89; a fixed 0.3 would keep all of it
+        ([0.82, 0.83, 0.83, 0.84, 0.84, 0.85, 0.89], 1.0, [0.89]),
+        # nomic-like range, same shape: the same rows are kept
+        ([0.30, 0.35, 0.35, 0.40, 0.40, 0.45, 0.65], 1.0, [0.65]),
+        ([0.5], 1.0, [0.5]),  # one row: no distribution, nothing cut
+    ],
+)
+def test_dense_floor_follows_the_models_distribution(cosines, min_z, kept):
+    c = np.array(cosines)
+    assert c[c > dense_floor(c, min_z)].tolist() == kept
 
 
 def test_top_k_default_is_seven():

@@ -1,0 +1,140 @@
+"""Conversational questions over a mixed English/German library: hit@1, hit@3, MRR.
+
+    python tests/bench/mixed.py [--out FILE]
+
+The library is four real PDFs from tests/fixtures/pdfs (two English ACL papers, an
+English Federal Register notice, a German 117-page math script), trained through
+Quire on CPython.  Each question is a full sentence with many function words, in
+English or German, with the pages that answer it (checked by reading them; page =
+Quire's own page location).  A hit is a passage on one of those pages of the right
+source.  "foreign top-3" counts passages in the top 3 from another source whose
+language differs from the question's: the failure this benchmark exists for (German
+math passages first for an English question because of "is", "it", "in").
+
+Every query-stopword mode of ``quire.retrieval.query`` is measured on the same index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "py"))
+
+from quire.retrieval.query import MODES  # noqa: E402
+
+PDFS = ROOT / "tests" / "fixtures" / "pdfs"
+SOURCES = {
+    "N18-3011.pdf": "acl-papers/N18-3011.pdf",  # Construction of the Literature Graph in Semantic Scholar
+    "2020.acl-main.207.pdf": "acl-papers/2020.acl-main.207.pdf",  # SPECTER
+    "federal-register-2020-17221.pdf": "pdfplumber-public/federal-register-2020-17221.pdf",  # FAA 737 MAX AD
+    "GeoTopo-komprimiert.pdf": "py-pdf-sample-files/GeoTopo-komprimiert.pdf",  # German geometry/topology script
+}
+LANGUAGE = {"GeoTopo-komprimiert.pdf": "de"}  # the rest are English
+
+N18, SPECTER, FAA, GEO = SOURCES
+# (question, question language, source, pages that answer it)
+QUESTIONS = [
+    ("What is SPECTER and how is it trained?", "en", SPECTER, {1, 2, 3, 5}),
+    ("How are the hard negative papers chosen when the model is trained?", "en", SPECTER, {3}),
+    ("What loss function is used with the query paper, the positive paper and the negative paper?", "en", SPECTER, {2, 3}),
+    ("On which GPU was the model trained and for how many epochs did it run?", "en", SPECTER, {5}),
+    ("How many training triples were created from the Semantic Scholar corpus?", "en", SPECTER, {5}),
+    ("Does the model need any citation information at inference time for a new paper?", "en", SPECTER, {1, 3}),
+    ("What is SCIDOCS and what kinds of tasks does it contain?", "en", SPECTER, {1, 3}),
+    ("What does the literature graph consist of and how many nodes does it have?", "en", N18, {1}),
+    ("Which library is used to turn each page of a PDF into a sequence of tokens?", "en", N18, {3}),
+    ("How does the ScienceParse system get the title and the authors out of a paper?", "en", N18, {3}),
+    ("How well did the metadata extraction do on the held-out set from PubMed Central?", "en", N18, {4}),
+    ("How is the token embedding built for the entity mention extraction model?", "en", N18, {5}),
+    ("How are the candidate entities for a mention ranked when it is linked to the knowledge base?", "en", N18, {6}),
+    ("Why is the limited coverage of the knowledge base a problem for scientific concepts?", "en", N18, {7}),
+    ("Which airplanes does this proposed airworthiness directive apply to?", "en", FAA, {1, 5, 6}),
+    ("By when must the FAA receive comments on this proposed AD?", "en", FAA, {1}),
+    ("What do the two flight control computers on the 737 MAX do?", "en", FAA, {2}),
+    ("What is the pitch attitude of an airplane?", "en", FAA, {2}),
+    ("When is the runaway stabilizer checklist used and what would change in it?", "en", FAA, {4}),
+    ("How much does the AOA sensor system test cost for each airplane?", "en", FAA, {6}),
+    ("Where do I send a request for an alternative method of compliance?", "en", FAA, {14, 15}),
+    ("What happens if the flight control system functions are inoperative, is there a minimum equipment list?", "en", FAA, {13}),
+    ("Was ist ein topologischer Raum und welche Eigenschaften muss er haben?", "de", GEO, {6}),
+    ("Wann heißt eine Abbildung d eine Metrik auf einer Menge?", "de", GEO, {10}),
+    ("Wann ist ein topologischer Raum hausdorffsch?", "de", GEO, {12}),
+    ("Was ist ein Homöomorphismus zwischen zwei topologischen Räumen?", "de", GEO, {13}),
+    ("Wann nennt man einen topologischen Raum kompakt?", "de", GEO, {18}),
+    ("Was bedeutet es, dass ein Raum wegzusammenhängend ist?", "de", GEO, {22}),
+    ("Wie ist die Euler-Charakteristik eines Simplizialkomplexes definiert?", "de", GEO, {40}),
+    ("Was ist die Fundamentalgruppe eines Raumes in einem Basispunkt?", "de", GEO, {52}),
+    ("Wann ist eine stetige Abbildung eine Überlagerung?", "de", GEO, {55}),
+    ("Wie ist die Gauß-Krümmung einer regulären Fläche definiert?", "de", GEO, {97}),
+    ("Was besagt der Satz von Gauß-Bonnet für eine kompakte Fläche?", "de", GEO, {102}),
+    ("Was ist die erste Fundamentalform einer Fläche?", "de", GEO, {98}),
+    # German questions over the English sources: their German function words must not pick passages either
+    ("Wie viele Knoten hat der Literaturgraph von Semantic Scholar?", "de", N18, {1}),
+    ("Welche Flugzeuge vom Typ Boeing 737 MAX betrifft die Anweisung der FAA?", "de", FAA, {1, 5, 6}),
+    ("Was kostet der AOA-Sensortest pro Flugzeug?", "de", FAA, {6}),
+    ("Wie werden bei SPECTER die harten Negativbeispiele (hard negatives) ausgewählt?", "de", SPECTER, {3}),
+]
+
+
+async def build_library():
+    from quire.app import Quire
+    from quire.store import MemoryStore
+
+    q = await Quire.open(MemoryStore())
+    for name, rel in SOURCES.items():
+        await q.stage(name, (PDFS / rel).read_bytes(), language=LANGUAGE.get(name, "en"))
+    await q.train()
+    await q.library.load_chunks()
+    return q
+
+
+def score(questions, search) -> dict:
+    """``search(question) -> [{"source", "location"}]`` best first; hit@1/3, MRR@10, foreign top-3."""
+    rows, rr, foreign = [], [], 0
+    for question, lang, source, pages in questions:
+        hits = search(question)[:10]
+        right = [i for i, h in enumerate(hits) if h["source"] == source and h["location"].get("page") in pages]
+        rank = right[0] + 1 if right else None
+        rr.append(1 / rank if rank else 0.0)
+        bad = [h for h in hits[:3] if h["source"] != source and LANGUAGE.get(h["source"], "en") != lang]
+        foreign += len(bad)
+        rows.append({"question": question, "rank": rank, "top3": [f"{h['source']} p.{h['location'].get('page')}" for h in hits[:3]],
+                     "relevance": [h.get("relevance") for h in hits[:3]]})
+    n = len(questions)
+    return {"hit@1": sum(r["rank"] == 1 for r in rows) / n, "hit@3": sum(bool(r["rank"]) and r["rank"] <= 3 for r in rows) / n,
+            "mrr@10": sum(rr) / n, "foreign_top3": foreign, "questions": n, "rows": rows}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "tests" / "bench" / "results" / "mixed.json")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    q = asyncio.run(build_library())
+    print(f"library trained in {time.perf_counter() - t0:.1f} s: {q.library.index.n_chunks} passages")
+    index = q.library.index
+    results = {}
+    for mode in MODES:
+        index.query_stopwords = mode
+        results[mode] = score(QUESTIONS, lambda text: q.library.search(text, k=10))
+    index.query_stopwords = MODES[0]
+    print(f"\n{'query stopwords':<18}{'hit@1':>8}{'hit@3':>8}{'MRR@10':>8}{'foreign top-3':>15}")
+    for mode, r in results.items():
+        print(f"{mode:<18}{r['hit@1']:>8.3f}{r['hit@3']:>8.3f}{r['mrr@10']:>8.3f}{r['foreign_top3']:>15}")
+    print(f"\nmisses ({MODES[0]}):")
+    for r in results[MODES[0]]["rows"]:
+        if not r["rank"] or r["rank"] > 3:
+            print(f"  rank {r['rank']}: {r['question']}  top3={r['top3']}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"runtime": "cpython", "results": results}, indent=1))
+    print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
