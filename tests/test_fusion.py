@@ -57,7 +57,7 @@ def test_rrf_scores_and_details():
     b, a = hits
     assert b.to_dict() == {"id": "b", "score": pytest.approx(1 / 62 + 1 / 61), "bm25_rank": 2, "bm25_score": 3.0,
                            "dense_rank": 1, "dense_score": 0.8, "dense_floor": None, "dense_status": None,
-                           "relevance": None}
+                           "relevance": None, "language": None}
     assert (a.dense_rank, a.dense_score, a.bm25_rank) == (None, None, 1)
 
 

@@ -57,6 +57,7 @@ class Hit:
     dense_floor: float | None = None
     dense_status: str | None = None  # ranked, below-floor, beyond-top, no-vector, off (set by HybridIndex)
     relevance: float | None = None
+    language: str | None = None  # the passage's language, for highlighting with the same tokenizer
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -208,7 +208,7 @@ class HybridIndex:
             tokens = terms.get(lang, [])
             weights = self.bm25.term_weights(tokens)
             for h, found in zip(group, self.bm25.terms_in(tokens, [h.id for h in group])):
-                h.relevance = round(coverage(weights, found), 3)
+                h.relevance, h.language = round(coverage(weights, found), 3), lang
         for h in hits:
             if cosines is None:
                 h.dense_status = "off"
