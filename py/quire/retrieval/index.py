@@ -51,7 +51,7 @@ class HybridIndex:
 
     def __init__(self, tokenizers: dict[str, Tokenizer] | None = None, *, k1: float = K1, b: float = B,
                  fusion: str = FUSION, dense_min_z: float = DENSE_MIN_Z, candidates: int = CANDIDATES,
-                 query_stopwords: str = MODES[0]):
+                 query_stopwords: str = MODES[0], fusion_weights: tuple[float, float] | None = None):
         if fusion not in FUSIONS:
             raise ValueError(f"unknown fusion {fusion!r}; valid: {', '.join(FUSIONS)}")
         if query_stopwords not in MODES:
@@ -59,6 +59,7 @@ class HybridIndex:
         self.tokenizers = dict(tokenizers or {})
         self._query_tokenizers: dict[tuple[str, frozenset], Tokenizer] = {}
         self.fusion, self.dense_min_z, self.candidates = fusion, dense_min_z, candidates
+        self.fusion_weights = fusion_weights  # (bm25, dense); None = the method's default (fusion.WEIGHTS)
         self.query_stopwords = query_stopwords
         self.bm25 = BM25Index(k1=k1, b=b)
         self.dense = DenseIndex()
@@ -193,7 +194,7 @@ class HybridIndex:
             cosines = self.dense.masked_scores(query_vector, dmask)
             floor = dense_floor(cosines, self.dense_min_z)
             dense_hits = self.dense.select(cosines, self.candidates, floor)
-        hits = fuse(self.fusion, bm25_hits, dense_hits, k=k)
+        hits = fuse(self.fusion, bm25_hits, dense_hits, k=k, weights=self.fusion_weights)
         self._explain(hits, terms, languages, cosines, floor)
         for h in hits:
             h.id = self._chunk_ids[h.id]
@@ -231,7 +232,8 @@ class HybridIndex:
         meta = {
             "format": _FORMAT, "chunk_ids": self._chunk_ids, "sources": self._sources,
             "fusion": self.fusion, "dense_min_z": self.dense_min_z, "candidates": self.candidates,
-            "query_stopwords": self.query_stopwords, "dense_model": self.dense_model,
+            "query_stopwords": self.query_stopwords, "fusion_weights": self.fusion_weights,
+            "dense_model": self.dense_model,
         }
         buf = io.BytesIO()
         np.savez(
@@ -251,7 +253,8 @@ class HybridIndex:
             raise ValueError(f"index format {meta['format']}, expected {_FORMAT}")
         # Indexes saved before fusion was selectable carry "min_cosine" instead: they get today's defaults.
         self = cls(tokenizers, fusion=meta.get("fusion", FUSION), dense_min_z=meta.get("dense_min_z", DENSE_MIN_Z),
-                   candidates=meta["candidates"], query_stopwords=meta.get("query_stopwords", MODES[0]))
+                   candidates=meta["candidates"], query_stopwords=meta.get("query_stopwords", MODES[0]),
+                   fusion_weights=meta.get("fusion_weights"))
         self.bm25 = BM25Index.from_bytes(z["bm25"].tobytes())
         self.dense = DenseIndex.from_bytes(z["dense"].tobytes())
         self._chunk_ids, self._sources = meta["chunk_ids"], meta["sources"]
