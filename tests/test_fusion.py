@@ -177,3 +177,33 @@ def test_round_trip_identical_results():
     for query in ["404B", "Haus", "ISO-9001 audit", "cell"]:
         for scope in [None, "manual", ["de-1"]]:
             assert copy.search(query, scope=scope, query_vector=qv) == index.search(query, scope=scope, query_vector=qv)
+
+
+def test_inspector_evidence_says_why_dense_did_not_rank_a_passage():
+    index = HybridIndex(candidates=3, dense_min_z=-np.inf)
+    texts = {"a": "alpha alpha", "b": "alpha alpha beta", "c": "alpha gamma words more", "d": "alpha alpha delta",
+             "e": "epsilon"}
+    index.add_chunks("s", list(texts), list(texts.values()), language="en")
+    index.add_vectors(["a", "b", "c", "e"], np.array([[1.0, 0.0], [0.5, 0.5], [0.9, 0.1], [0.95, 0.05]]), "m")
+    assert {h.dense_status for h in index.search("alpha")} == {"off"}  # no query vector: dense is off
+    hits = {h.id: h for h in index.search("alpha", k=6, query_vector=[1.0, 0.0])}
+    assert hits["a"].dense_status == "ranked" and hits["a"].dense_rank == 1
+    assert hits["b"].dense_status == "beyond-top" and hits["b"].dense_score == pytest.approx(0.7071, abs=1e-4)
+    assert hits["d"].dense_status == "no-vector" and hits["d"].dense_score is None
+    index.dense_min_z = 0.5  # b's cosine 0.71 is far below this query's other cosines (0.99-1.0)
+    hits = {h.id: h for h in index.search("alpha", k=6, query_vector=[1.0, 0.0])}
+    assert hits["b"].dense_status == "below-floor" and hits["b"].dense_score < hits["b"].dense_floor
+
+
+def test_dense_cut_off_follows_the_distribution_not_a_fixed_cosine():
+    # e5-like cosines (all within 0.82-0.89): only the passage that stands out survives the cut-off.
+    index = HybridIndex()
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal(8)
+    texts = [f"passage {i}" for i in range(20)]
+    vectors = [base + 0.35 * rng.standard_normal(8) for _ in range(19)] + [base + 0.05 * rng.standard_normal(8)]
+    index.add_chunks("s", [f"p{i}" for i in range(20)], texts, language="en", vectors=vectors)
+    hits = index.search("unrelated", query_vector=base)
+    cosines = index.dense.scores(base)
+    assert cosines.min() > 0.5  # a fixed 0.3 floor would keep every one of them
+    assert [h.id for h in hits][:1] == ["p19"] and len(hits) < 7
