@@ -18,7 +18,9 @@ covers 3 / (3 + 1) = 0.75.
 
 from __future__ import annotations
 
-WEAK = 0.5  # below this share of the query's weight, "no passage matches these words well" (tests/bench/mixed.py)
+WEAK = 0.35  # below this share of the query's weight: "no passage matches these words well". On tests/bench/mixed.py
+# every unanswerable question's best hit is below it (max 0.29) and 4 of 38 answerable ones are (all German
+# questions over English pages, whose German words are indeed not there).
 WEAK_MESSAGE = "No passage matches these words well; the closest ones are below."
 
 

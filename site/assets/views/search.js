@@ -114,7 +114,7 @@
   function fmt(x, digits) { return x == null ? '—' : Number(x).toFixed(digits); }
 
   /* Mirrors quire.retrieval.relevance.WEAK: below this share of the query's words a match is weak. */
-  var WEAK = 0.5;
+  var WEAK = 0.35;
 
   /* Relevance = how much of the query's weight (rare words count more) the passage contains;
    * the same scale for every query, unlike the fused score, which only orders. */
