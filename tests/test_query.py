@@ -36,6 +36,12 @@ def test_docstring_examples():
         # a quoted phrase keeps its words (the row language's own stopwords still go)
         ('where does "it is what it is" come from', ["en", "de"], "query-language",
          {"en": ["come"], "de": ["it", "is", "what", "it", "is", "com"]}),
+        # an English question keeps the English word "die" in English rows (it is a German article):
+        # why the query's language is detected instead of dropping every language's stopwords
+        ("What is the reason that the cells die in the dark?", ["en", "de"], "query-language",
+         {"en": ["reason", "cell", "die", "dark"], "de": ["reason", "cell", "dark"]}),
+        ("What is the reason that the cells die in the dark?", ["en", "de"], "all-languages",
+         {"en": ["reason", "cell", "dark"], "de": ["reason", "cell", "dark"]}),
         # one language: the rule changes nothing
         ("What is SPECTER?", ["en"], "query-language", {"en": ["specter"]}),
     ],
