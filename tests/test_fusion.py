@@ -207,3 +207,25 @@ def test_dense_cut_off_follows_the_distribution_not_a_fixed_cosine():
     cosines = index.dense.scores(base)
     assert cosines.min() > 0.5  # a fixed 0.3 floor would keep every one of them
     assert [h.id for h in hits][:1] == ["p19"] and len(hits) < 7
+
+
+def test_a_single_keyword_match_in_a_small_library_is_not_outvoted():
+    # Found in the browser: "404B" matches one passage by keyword, while the (bag-of-words stub)
+    # embedder ranks a rocks passage first.  z-scores over the two short lists made the lone
+    # keyword hit z = 0; over the whole library it stands out as it should.
+    from ollama_server import embed_text
+
+    texts = {"cells:0": "The powerhouse of the cell: mitochondria make ATP.",
+             "rocks:0": "Basalt forms when lava cools quickly at the surface.",
+             "rocks:1": "Granite cools slowly underground.",
+             "iso:0": "ISO-9001 audits check the quality system; error 404B means the page moved."}
+    index = HybridIndex()
+    for source in ("cells", "rocks", "iso"):
+        ids = [c for c in texts if c.startswith(source)]
+        index.add_chunks(source, ids, [texts[c] for c in ids], language="en",
+                         vectors=[embed_text(texts[c], 768) for c in ids])
+    q = embed_text("404B", 768)
+    assert index.search("404B", query_vector=q)[0].id == "iso:0"
+    bm25 = [("iso:0", 1.0)]
+    dense = [("rocks:0", 0.2), ("iso:0", 0.1)]  # the same shape, as bare lists: the lone keyword hit gets z = 0
+    assert fuse("zscore", bm25, dense)[0].id == "rocks:0"

@@ -223,6 +223,13 @@ class BM25Index:
         scores = apply_mask(scores, self._alive, mask)
         return ranked(self._ids, scores, top_k(scores, k, floor=0.0))
 
+    def masked(self, scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """``scores`` with dead and out-of-``mask`` rows at -inf."""
+        return apply_mask(scores, self._alive, mask)
+
+    def row_of(self, doc_id) -> int | None:
+        return self._row_of.get(doc_id)
+
     def term_weights(self, query_tokens) -> dict[str, float]:
         """idf of each distinct query term; a term no live row holds gets the idf of df = 0.
 

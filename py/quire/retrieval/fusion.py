@@ -4,10 +4,14 @@ Each method takes two best-first ``[(id, score)]`` lists and returns ``Hit``s:
 
 - ``rrf``: reciprocal rank fusion, fused(d) = sum over lists r holding d of
   w_r / (RRF_K + rank_r(d)), ranks 1-based (the seed's method; weights 1, 1).
-- ``zscore``: each list's scores as z-scores over that list, fused(d) =
-  w_bm25 * z_bm25(d) + w_dense * z_dense(d); a document missing from a list
-  gets that list's lowest z.  A decisive keyword match (BM25 24 against 3)
-  stays decisive, where ranks forget the margin.
+- ``zscore``: fused(d) = w_bm25 * z_bm25(d) + w_dense * z_dense(d), each z
+  taken over the retriever's scores for *every* passage of the library
+  (``Library``; ``HybridIndex`` passes it), so a passage outside one list
+  still gets its real score there, and a single keyword match in a small
+  library is as decisive as it is.  Without ``Library`` the z-scores are
+  over the two lists (a missing document gets the list's lowest z).  A
+  decisive keyword match (BM25 24 against 3) stays decisive, where ranks
+  forget the margin.
 - ``minmax``: the same with scores scaled to 0..1 per list (missing: 0).
 
 Hand-worked RRF: BM25 ranks [x, y], dense ranks [y, z].  y gets 1/62 + 1/61 =
@@ -29,6 +33,7 @@ the library (``DENSE_MIN_Z`` standard deviations above the mean), not a fixed co
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -61,6 +66,33 @@ class Hit:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass
+class Library:
+    """One retriever's scores over the whole library for one query: their mean and spread, and
+    the score of any document (``of(id)``; a document it cannot score gets ``mean``, z = 0)."""
+
+    mean: float
+    std: float
+    of: Callable[[object], float]
+
+    @classmethod
+    def of_array(cls, scores: np.ndarray, row_of: Callable[[object], int | None]) -> "Library":
+        """From per-row scores where out-of-scope rows are -inf; ``row_of(id)`` -> row or None."""
+        finite = scores[np.isfinite(scores)]
+        mean = float(finite.mean()) if finite.shape[0] else 0.0
+        std = float(finite.std()) if finite.shape[0] else 0.0
+
+        def of(doc) -> float:
+            row = row_of(doc)
+            value = float(scores[row]) if row is not None else mean
+            return value if np.isfinite(value) else mean
+
+        return cls(mean, std, of)
+
+    def z(self, doc) -> float:
+        return (self.of(doc) - self.mean) / self.std if self.std > 0 else 0.0
 
 
 def _collect(bm25_hits, dense_hits) -> dict[object, Hit]:
@@ -102,8 +134,10 @@ def _normalised(scores: list[float], how: str) -> tuple[np.ndarray, float]:
     return z, float(z.min())
 
 
-def score_fusion(bm25_hits, dense_hits, k: int = ANSWER_K, weights=WEIGHTS["zscore"], how: str = "zscore") -> list[Hit]:
-    """Weighted sum of per-list normalised scores (``how``: "zscore" or "minmax").
+def score_fusion(bm25_hits, dense_hits, k: int = ANSWER_K, weights=WEIGHTS["zscore"], how: str = "zscore",
+                 library: tuple[Library | None, Library | None] = (None, None)) -> list[Hit]:
+    """Weighted sum of normalised scores (``how``: "zscore" or "minmax"); ``library`` = the
+    (bm25, dense) score distributions over every passage, for z-scores over the library.
 
     >>> bm25 = [("quote", 24.0)] + [(f"b{i}", 3.0 - i / 10) for i in range(5)]
     >>> dense = [("b4", 0.35), ("b3", 0.34), ("quote", 0.2)]
@@ -113,7 +147,12 @@ def score_fusion(bm25_hits, dense_hits, k: int = ANSWER_K, weights=WEIGHTS["zsco
     if how not in ("zscore", "minmax"):
         raise ValueError(f"unknown normalisation {how!r}; valid: zscore, minmax")
     hits = _collect(bm25_hits, dense_hits)
-    for weight, ranking, field in ((weights[0], bm25_hits, "bm25_rank"), (weights[1], dense_hits, "dense_rank")):
+    sides = ((weights[0], bm25_hits, "bm25_rank", library[0]), (weights[1], dense_hits, "dense_rank", library[1]))
+    for weight, ranking, field, dist in sides:
+        if how == "zscore" and dist is not None:
+            for h in hits.values():
+                h.score += weight * dist.z(h.id)
+            continue
         if not ranking:
             continue
         norm, missing = _normalised([s for _, s in ranking], how)
@@ -124,14 +163,16 @@ def score_fusion(bm25_hits, dense_hits, k: int = ANSWER_K, weights=WEIGHTS["zsco
 
 
 FUSIONS = {
-    "rrf": rrf,
-    "zscore": lambda b, d, k=ANSWER_K, weights=WEIGHTS["zscore"]: score_fusion(b, d, k, weights, "zscore"),
-    "minmax": lambda b, d, k=ANSWER_K, weights=WEIGHTS["minmax"]: score_fusion(b, d, k, weights, "minmax"),
+    "rrf": lambda b, d, k=ANSWER_K, weights=WEIGHTS["rrf"], library=None: rrf(b, d, k, weights=weights),
+    "zscore": lambda b, d, k=ANSWER_K, weights=WEIGHTS["zscore"], library=(None, None):
+        score_fusion(b, d, k, weights, "zscore", library),
+    "minmax": lambda b, d, k=ANSWER_K, weights=WEIGHTS["minmax"], library=None: score_fusion(b, d, k, weights, "minmax"),
 }
 
 
-def fuse(method: str, bm25_hits, dense_hits, k: int = ANSWER_K, weights=None) -> list[Hit]:
-    """Fuse by method name; ``weights`` = (bm25, dense), default per method (``WEIGHTS``).
+def fuse(method: str, bm25_hits, dense_hits, k: int = ANSWER_K, weights=None, library=(None, None)) -> list[Hit]:
+    """Fuse by method name; ``weights`` = (bm25, dense), default per method (``WEIGHTS``);
+    ``library`` = (bm25, dense) ``Library`` distributions, used by "zscore".
 
     >>> fuse("borda", [], [])
     Traceback (most recent call last):
@@ -139,7 +180,7 @@ def fuse(method: str, bm25_hits, dense_hits, k: int = ANSWER_K, weights=None) ->
     """
     if method not in FUSIONS:
         raise ValueError(f"unknown fusion {method!r}; valid: {', '.join(FUSIONS)}")
-    return FUSIONS[method](bm25_hits, dense_hits, k=k, weights=weights or WEIGHTS[method])
+    return FUSIONS[method](bm25_hits, dense_hits, k=k, weights=weights or WEIGHTS[method], library=library)
 
 
 def dense_floor(cosines: np.ndarray, min_z: float = DENSE_MIN_Z) -> float:

@@ -32,7 +32,7 @@ import numpy as np
 
 from .bm25 import B, K1, BM25Index
 from .dense import DenseIndex
-from .fusion import ANSWER_K, CANDIDATES, DENSE_MIN_Z, FUSION, FUSIONS, Hit, dense_floor, fuse
+from .fusion import ANSWER_K, CANDIDATES, DENSE_MIN_Z, FUSION, FUSIONS, Hit, Library, dense_floor, fuse
 from .lang import detect_language
 from .query import MODES, query_terms
 from .relevance import coverage
@@ -194,7 +194,11 @@ class HybridIndex:
             cosines = self.dense.masked_scores(query_vector, dmask)
             floor = dense_floor(cosines, self.dense_min_z)
             dense_hits = self.dense.select(cosines, self.candidates, floor)
-        hits = fuse(self.fusion, bm25_hits, dense_hits, k=k, weights=self.fusion_weights)
+        library = (None, None)
+        if cosines is not None:  # z-scores over every in-scope passage, not just the two short lists
+            library = (Library.of_array(self.bm25.masked(scores, mask), self.bm25.row_of),
+                       Library.of_array(cosines, self.dense.row_of))
+        hits = fuse(self.fusion, bm25_hits, dense_hits, k=k, weights=self.fusion_weights, library=library)
         self._explain(hits, terms, languages, cosines, floor)
         for h in hits:
             h.id = self._chunk_ids[h.id]
