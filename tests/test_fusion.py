@@ -229,3 +229,21 @@ def test_a_single_keyword_match_in_a_small_library_is_not_outvoted():
     bm25 = [("iso:0", 1.0)]
     dense = [("rocks:0", 0.2), ("iso:0", 0.1)]  # the same shape, as bare lists: the lone keyword hit gets z = 0
     assert fuse("zscore", bm25, dense)[0].id == "rocks:0"
+
+
+def test_an_index_saved_before_fusion_was_selectable_still_opens():
+    import io
+    import json
+
+    index = build(with_vectors=True)
+    z = dict(np.load(io.BytesIO(index.to_bytes()), allow_pickle=False))
+    meta = json.loads(z["meta"].tobytes())
+    for key in ("fusion", "dense_min_z", "query_stopwords", "fusion_weights"):
+        meta.pop(key)
+    meta["min_cosine"] = 0.3  # what the seed wrote
+    z["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    buf = io.BytesIO()
+    np.savez(buf, **z)
+    old = HybridIndex.from_bytes(buf.getvalue())
+    assert (old.fusion, old.query_stopwords) == (FUSION, "query-language")
+    assert [h.id for h in old.search("404B")] == [h.id for h in index.search("404B")]
