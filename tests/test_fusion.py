@@ -93,6 +93,7 @@ def test_default_fusion_is_the_measured_one_and_names_are_checked():
         # nomic-like range, same shape: the same rows are kept
         ([0.30, 0.35, 0.35, 0.40, 0.40, 0.45, 0.65], 1.0, [0.65]),
         ([0.5], 1.0, [0.5]),  # one row: no distribution, nothing cut
+        ([0.8, 0.8, 0.8], -np.inf, [0.8, 0.8, 0.8]),  # no cut-off, even when every cosine is equal
     ],
 )
 def test_dense_floor_follows_the_models_distribution(cosines, min_z, kept):

@@ -196,6 +196,6 @@ def dense_floor(cosines: np.ndarray, min_z: float = DENSE_MIN_Z) -> float:
     0.87
     """
     finite = cosines[np.isfinite(cosines)]
-    if finite.shape[0] < 2:
+    if finite.shape[0] < 2 or min_z == -np.inf:  # -inf: no cut-off (and no -inf * 0 = nan)
         return -np.inf
     return float(finite.mean() + min_z * finite.std())
