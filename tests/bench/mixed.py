@@ -1,6 +1,6 @@
 """Conversational questions over a mixed English/German library: hit@1, hit@3, MRR.
 
-    python tests/bench/mixed.py [--out FILE] [--no-browser]
+    python tests/bench/mixed.py [--out FILE] [--no-browser] [--hybrid]
 
 The library is four real PDFs from tests/fixtures/pdfs (two English ACL papers, an
 English Federal Register notice, a German 117-page math script), trained through
@@ -15,6 +15,9 @@ Every query-stopword mode of ``quire.retrieval.query`` is measured on the same i
 on CPython; then the built bundle in headless Chromium stages the same PDFs through
 ``window.quire.stage``/``train`` and asks every question through ``window.quire.search``
 (the default mode only: the page has no switch for it).
+
+``--hybrid`` adds rows with multilingual-e5-small vectors from the cache that
+``e5_cache.py --mixed`` fills (CPython only), one per fusion method.
 """
 
 from __future__ import annotations
@@ -182,10 +185,31 @@ def in_browser(texts: list[str]) -> list[list[dict]]:
     return hits
 
 
+async def attach_vectors(q) -> dict | None:
+    """Cached e5 vectors onto the index; the questions' vectors, or None while any is missing."""
+    import numpy as np
+
+    from e5_cache import MODEL, cached
+
+    ids, vectors = [], []
+    for source in q.library.sources():
+        for chunk in await q.library.chunks_of(source["id"]):
+            v = cached(MODEL, "passage", chunk["text"])
+            if v is None:
+                return None
+            ids.append(chunk["id"])
+            vectors.append(v)
+    q.library.index.add_vectors(ids, np.stack(vectors), MODEL)
+    texts = [x[0] for x in QUESTIONS] + UNANSWERABLE
+    got = {t: cached(MODEL, "query", t) for t in texts}
+    return None if any(v is None for v in got.values()) else got
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "tests" / "bench" / "results" / "mixed.json")
     ap.add_argument("--no-browser", action="store_true", help="CPython only")
+    ap.add_argument("--hybrid", action="store_true", help="also fused with cached e5 vectors (e5_cache.py --mixed)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     q = asyncio.run(build_library())
@@ -199,7 +223,7 @@ def main() -> None:
     results["weak"] = weak_rates(QUESTIONS, UNANSWERABLE, lambda text: q.library.search(text, k=10))
     print(f"\n{'query stopwords':<18}{'hit@1':>8}{'hit@3':>8}{'MRR@10':>8}{'foreign top-3':>15}")
     for mode, r in results.items():
-        if mode.startswith(("weak", "browser")):
+        if mode.startswith(("weak", "browser", "hybrid", "dense")):
             continue
         print(f"{mode:<18}{r['hit@1']:>8.3f}{r['hit@3']:>8.3f}{r['mrr@10']:>8.3f}{r['foreign_top3']:>15}")
     if not args.no_browser:
@@ -211,6 +235,26 @@ def main() -> None:
         r = results["browser"]
         print(f"{'Chromium (default)':<18}{r['hit@1']:>8.3f}{r['hit@3']:>8.3f}{r['mrr@10']:>8.3f}{r['foreign_top3']:>15}"
               f"   ({time.perf_counter() - t0:.0f} s incl. staging and Train)")
+    if args.hybrid:
+        sys.path.insert(0, str(Path(__file__).parent))
+        qvecs = asyncio.run(attach_vectors(q))
+        if qvecs is None:
+            print("hybrid: not every passage/question is embedded yet (run e5_cache.py --mixed)")
+        else:
+            for fusion in ("rrf", "zscore", "minmax"):
+                index.fusion = fusion
+                search = lambda text: q.library.search(text, k=10, query_vector=qvecs[text])  # noqa: E731
+                r = results[f"hybrid-{fusion}"] = score(QUESTIONS, search)
+                results[f"weak-hybrid-{fusion}"] = weak_rates(QUESTIONS, UNANSWERABLE, search)
+                print(f"{'e5 + ' + fusion:<18}{r['hit@1']:>8.3f}{r['hit@3']:>8.3f}{r['mrr@10']:>8.3f}{r['foreign_top3']:>15}")
+            index.fusion = "zscore"
+            where = {}
+            for source in q.library.sources():
+                for chunk in asyncio.run(q.library.chunks_of(source["id"])):
+                    where[chunk["id"]] = {"source": source["name"], "location": chunk["location"]}
+            dense = lambda text: [where[index._chunk_ids[s]] for s, _ in index.dense.search(qvecs[text], 10)]  # noqa: E731
+            r = results["dense-only"] = score(QUESTIONS, dense)
+            print(f"{'e5 alone':<18}{r['hit@1']:>8.3f}{r['hit@3']:>8.3f}{r['mrr@10']:>8.3f}{r['foreign_top3']:>15}")
     w = results["weak"]
     print(f"\n'no passage matches these words well' shown for {w['weak_on_answerable']:.0%} of answerable and "
           f"{w['weak_on_unanswerable']:.0%} of unanswerable questions")
