@@ -3,6 +3,7 @@
 import pytest
 
 from quire.chat import extractive as x
+from quire.retrieval.relevance import WEAK_MESSAGE
 from quire.retrieval.index import HybridIndex
 from quire.retrieval.tokenize import Tokenizer
 
@@ -81,9 +82,33 @@ def test_extractive_answer_with_no_hits():
     assert out["results"] == [] and "Nothing" in out["message"]
 
 
-@pytest.mark.parametrize("scores,expected", [([2.0, 1.0], [1.0, 0.5]), ([0.0, 0.0], [0.0, 0.0]), ([], [])])
-def test_relevance(scores, expected):
-    assert x.relevance(scores) == expected
+def test_weak_matches_are_said_plainly():
+    # "relevance 100%" used to mean "the best of whatever came back"; now it is the share of the query.
+    hits = [{"chunk_id": "a:0", "text": "Volcanoes erupt lava.", "relevance": 0.2}]
+    out = x.extractive_answer("Who wrote the treaty about volcanoes?", hits)
+    assert out["weak"] and out["message"] == WEAK_MESSAGE and WEAK_MESSAGE in out["label"]
+    assert out["results"][0]["relevance"] == 0.2
+    strong = x.extractive_answer("volcanoes", [{**hits[0], "relevance": 1.0}])
+    assert not strong["weak"] and strong["message"] == ""
+
+
+@pytest.mark.parametrize(
+    "hit,terms,passage,expected",
+    [
+        ({"relevance": 0.75}, {"x"}, "", 0.75),  # search's idf-weighted value wins
+        ({"scores": {"relevance": 0.5}}, {"x"}, "", 0.5),
+        ({}, {"cell", "divid"}, "Cells divide.", 1.0),  # else the plain share of the query's terms
+        ({}, {"cell", "divid"}, "Nothing here.", 0.0),
+    ],
+)
+def test_hit_relevance(hit, terms, passage, expected):
+    assert x.hit_relevance(hit, terms, passage, EN) == expected
+
+
+def test_english_function_words_are_not_marked_in_a_german_passage():
+    hits = [{"chunk_id": "de:0", "text": "Die Matrix IS heißt erste Fundamentalform; is ist ein Symbol.", "language": "de"}]
+    r = x.extractive_answer("What is the first fundamental form?", hits)["results"][0]
+    assert [r["passage"][s:e] for s, e in r["highlights"]] == []
 
 
 def test_top_limits_the_passages():

@@ -82,3 +82,15 @@ def test_without_a_model_server_search_is_keyword_only_and_says_so(context, buil
     hits = page.evaluate("quire.search('basalt lava')")
     assert hits[0]["source"] == "rocks.md" and all(h["dense_rank"] is None for h in hits)
     assert "Keyword search only" in page.get_by_test_id("embedding-status").inner_text()
+    # The number on a hit is how much of the query it matches, the same scale for every query.
+    page.get_by_test_id("search-input").fill("basalt lava")
+    page.get_by_test_id("search-button").click()
+    page.get_by_test_id("inspector-toggle").check()
+    top = page.get_by_test_id("search-hit").first
+    top.wait_for()
+    assert top.get_by_test_id("hit-relevance").inner_text() == "matches 100% of the query"
+    assert top.get_by_test_id("dense").inner_text() == "off: no embeddings for this library"
+    # Few of the words found anywhere: the page says so instead of presenting the closest hit as a match.
+    page.get_by_test_id("search-input").fill("Which volcano eruption made the magma that cools?")
+    page.get_by_test_id("search-button").click()
+    page.get_by_test_id("search-note").get_by_text("No passage matches these words well").wait_for()

@@ -15,7 +15,10 @@ import time
 
 import numpy as np
 
-from quire.retrieval import BM25Index, DenseIndex, Tokenizer, rrf
+from quire.chunking import spans
+from quire.retrieval import BM25Index, DenseIndex, HybridIndex, Tokenizer
+from quire.retrieval.fusion import fuse
+from quire.retrieval.query import MODES as QUERY_MODES
 
 
 def ndcg_at_k(ranked: list, rels: dict, k: int = 10) -> float:
@@ -142,8 +145,8 @@ def dense_latency(n_docs: int = 100_000, dim: int = 768, n_queries: int = 50, k:
 
 
 def hybrid(corpus: dict, queries: dict, qrels: dict, doc_vectors: dict, query_vectors: dict, *,
-           language: str = "en", k1: float = 1.5, b: float = 0.75, candidates: int = 100, min_cosine: float = 0.0) -> dict:
-    """nDCG of dense alone and of BM25+dense RRF, given precomputed vectors keyed by id."""
+           language: str = "en", k1: float = 1.5, b: float = 0.75, candidates: int = 100, method: str = "rrf") -> dict:
+    """nDCG of dense alone and of BM25+dense fused by ``method``, given precomputed vectors keyed by id."""
     tokenizer = Tokenizer(language)
     ids, texts = doc_texts(corpus)
     bm25 = BM25Index(k1=k1, b=b)
@@ -155,5 +158,42 @@ def hybrid(corpus: dict, queries: dict, qrels: dict, doc_vectors: dict, query_ve
         d_hits = dense.search(query_vectors[qid], candidates)
         b_hits = bm25.search(tokenizer(queries[qid]), candidates)
         dense_runs[qid] = [d for d, _ in d_hits]
-        fused_runs[qid] = [h.id for h in rrf(b_hits, d_hits, k=candidates, min_cosine=min_cosine)]
+        fused_runs[qid] = [h.id for h in fuse(method, b_hits, d_hits, k=candidates)]
     return {"dense": score_runs(dense_runs, qrels), "fused": score_runs(fused_runs, qrels)}
+
+
+def distinct_docs(chunk_ids: list[str], k: int = 10) -> list[str]:
+    """First ``k`` distinct documents of a passage ranking (chunk id = "<doc>#<n>").
+
+    >>> distinct_docs(["a#0", "a#1", "b#0", "c#2"], 2)
+    ['a', 'b']
+    """
+    return list(dict.fromkeys(c.rsplit("#", 1)[0] for c in chunk_ids))[:k]
+
+
+def engine_index(corpus: dict, *, chunked: bool = True, doc_vectors: dict | None = None, **options) -> HybridIndex:
+    """SciFact as Quire indexes a library: one source per document, its language detected, split
+    into ~1000-character passages like ``quire.chunking`` does (or one passage per document, to use
+    document vectors).  ``options`` go to ``HybridIndex`` (fusion, query_stopwords, ...)."""
+    index = HybridIndex(**options)
+    ids, texts = doc_texts(corpus)
+    for doc, text in zip(ids, texts):
+        parts = [text[a:z] for a, z in spans(text)] if chunked else [text]
+        vectors = [doc_vectors[doc]] if doc_vectors is not None else None
+        index.add_chunks(doc, [f"{doc}#{n}" for n in range(len(parts))], parts, vectors=vectors)
+    return index
+
+
+def engine_lexical(corpus: dict, queries: dict, qrels: dict, modes=QUERY_MODES, passages: int = 30) -> dict:
+    """nDCG@10 through ``HybridIndex.search`` (what ``window.quire.search`` runs): the first 10 distinct
+    documents among the top ``passages`` passages, per query-stopword mode."""
+    index = engine_index(corpus)
+    languages = {}
+    for s in index._sources:
+        languages[s["language"]] = languages.get(s["language"], 0) + 1
+    out = {"docs": len(corpus), "passages": index.n_chunks, "languages": languages}
+    for mode in modes:
+        index.query_stopwords = mode
+        runs = {q: distinct_docs([h.id for h in index.search(queries[q], k=passages)]) for q in qrels}
+        out[mode] = score_runs(runs, qrels)
+    return out

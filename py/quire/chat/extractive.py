@@ -17,6 +17,8 @@ import re
 from typing import Callable
 
 from quire.chat.answer import citations_for
+from quire.retrieval.query import query_terms as search_terms
+from quire.retrieval.relevance import WEAK_MESSAGE, coverage, is_weak
 from quire.retrieval.tokenize import _TOKEN, Tokenizer  # the same word pattern search uses
 
 LABEL = "Search results — no AI summary (no model connected)"
@@ -28,6 +30,26 @@ _WORD = re.compile(r"\w+")
 
 def query_terms(query: str, tokenizer: Tokenizer) -> set[str]:
     return set(tokenizer(query))
+
+
+def terms_by_language(query: str, languages, tokenizer_for: Callable[[str], Tokenizer]) -> dict[str, set[str]]:
+    """The terms search scored for each language (function words of the query's language dropped
+    everywhere, as ``quire.retrieval.query`` does), so highlights agree with the ranking.
+
+    >>> terms_by_language("What is it in German?", ["de"], Tokenizer)
+    {'de': {'german'}}
+    """
+    cache: dict = {}
+
+    def with_extra(lang: str, extra: frozenset) -> Tokenizer:
+        own = tokenizer_for(lang)
+        if not extra:
+            return own
+        if (lang, extra) not in cache:
+            cache[lang, extra] = Tokenizer(lang, stopwords=own.stopwords | extra)
+        return cache[lang, extra]
+
+    return {lang: set(terms) for lang, terms in search_terms(query, sorted(set(languages)), with_extra).items()}
 
 
 def highlight_spans(text: str, terms: set[str], tokenizer: Tokenizer) -> list[tuple[int, int]]:
@@ -82,14 +104,19 @@ def best_sentence(text: str, terms: set[str], tokenizer: Tokenizer, max_chars: i
             "highlights": highlight_spans(snippet, terms, tokenizer)}
 
 
-def relevance(scores: list[float]) -> list[float]:
-    """Scores relative to the best one, 0..1, rounded for display.
+def hit_relevance(hit: dict, terms: set[str], passage: str, tokenizer: Tokenizer) -> float:
+    """The hit's relevance from search (idf-weighted share of the query it matches); for a hit
+    without one, the plain share of the query's terms in the passage.
 
-    >>> relevance([0.0328, 0.0164, 0.0])
-    [1.0, 0.5, 0.0]
+    >>> hit_relevance({"relevance": 0.4}, set(), "", Tokenizer("en"))
+    0.4
+    >>> hit_relevance({}, {"cell", "divid"}, "Cells grow.", Tokenizer("en"))
+    0.5
     """
-    top = max(scores, default=0.0)
-    return [round(s / top, 3) if top > 0 else 0.0 for s in scores]
+    given = hit.get("relevance", (hit.get("scores") or {}).get("relevance"))
+    if given is not None:
+        return float(given)
+    return round(coverage(dict.fromkeys(terms, 1.0), set(tokenizer(passage))), 3)
 
 
 def extractive_answer(query: str, hits: list[dict], *, tokenizer_for: Callable[[str], Tokenizer] | None = None,
@@ -98,18 +125,24 @@ def extractive_answer(query: str, hits: list[dict], *, tokenizer_for: Callable[[
 
     ``tokenizer_for(language)`` should be the index's own (``HybridIndex.tokenizer``)
     so highlighting agrees with search; a hit's ``language`` picks the tokenizer.
+    Each result's ``relevance`` (0..1) says how much of the query the passage
+    matches; when even the best is below ``relevance.WEAK`` the answer says so
+    (``weak``, and in the label) instead of presenting a poor match as the answer.
     """
     cache: dict[str, Tokenizer] = {}
     tokenizer_for = tokenizer_for or (lambda lang: cache.setdefault(lang, Tokenizer(lang)))
     citations = citations_for(hits, limit=top)
-    rel = relevance([float(c["scores"].get("score", 0.0)) for c in citations])
+    shown = hits[:len(citations)]
+    terms = terms_by_language(query, [h.get("language") or language for h in shown] or [language], tokenizer_for)
     results = []
-    for citation, hit, score in zip(citations, hits, rel):
-        tokenizer = tokenizer_for(hit.get("language") or language)
-        terms = query_terms(query, tokenizer)
+    for citation, hit in zip(citations, shown):
+        lang = hit.get("language") or language
+        tokenizer = tokenizer_for(lang)
         passage = citation["passage"]
-        results.append({**citation, "relevance": score,
-                        "highlights": highlight_spans(passage, terms, tokenizer),
-                        "snippet": best_sentence(passage, terms, tokenizer)})
-    return {"kind": "extractive", "label": LABEL, "query": query, "results": results,
-            "message": "" if results else "Nothing in the chosen documents matches these words."}
+        results.append({**citation, "relevance": hit_relevance(hit, terms[lang], passage, tokenizer),
+                        "highlights": highlight_spans(passage, terms[lang], tokenizer),
+                        "snippet": best_sentence(passage, terms[lang], tokenizer)})
+    weak = bool(results) and is_weak(max(r["relevance"] for r in results))
+    return {"kind": "extractive", "label": f"{LABEL}. {WEAK_MESSAGE}" if weak else LABEL, "query": query,
+            "results": results, "weak": weak,
+            "message": WEAK_MESSAGE if weak else "" if results else "Nothing in the chosen documents matches these words."}

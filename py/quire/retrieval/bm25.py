@@ -223,6 +223,52 @@ class BM25Index:
         scores = apply_mask(scores, self._alive, mask)
         return ranked(self._ids, scores, top_k(scores, k, floor=0.0))
 
+    def masked(self, scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """``scores`` with dead and out-of-``mask`` rows at -inf."""
+        return apply_mask(scores, self._alive, mask)
+
+    def row_of(self, doc_id) -> int | None:
+        return self._row_of.get(doc_id)
+
+    def term_weights(self, query_tokens) -> dict[str, float]:
+        """idf of each distinct query term; a term no live row holds gets the idf of df = 0.
+
+        >>> index = BM25Index()
+        >>> index.add([1, 2, 3], [["a", "b"], ["a", "c", "c"], ["d"]])
+        >>> {t: round(w, 3) for t, w in index.term_weights(["c", "zebra"]).items()}
+        {'c': 0.981, 'zebra': 2.079}
+        """
+        self._refresh()
+        unseen = float(np.log1p((len(self._row_of) + 0.5) / 0.5))
+        out = {}
+        for t in dict.fromkeys(query_tokens):
+            c = self._vocab.get(t)
+            out[t] = float(self._idf[c]) if c is not None and c < self._idf.shape[0] else unseen
+        return out
+
+    def terms_in(self, query_tokens, ids) -> list[set[str]]:
+        """For each id, the query terms its row contains (postings are sorted by row: a binary search each).
+
+        >>> index = BM25Index()
+        >>> index.add([1, 2], [["a", "b"], ["b", "c"]])
+        >>> [sorted(s) for s in index.terms_in(["a", "b", "x"], [2, 1, 9])]
+        [['b'], ['a', 'b'], []]
+        """
+        self._refresh()
+        rows = np.array([self._row_of.get(i, -1) for i in ids], dtype=np.int64)
+        out: list[set[str]] = [set() for _ in rows]
+        indptr, indices = self._counts.indptr, self._counts.indices
+        for t in dict.fromkeys(query_tokens):
+            c = self._vocab.get(t)
+            if c is None or c >= indptr.shape[0] - 1:
+                continue
+            postings = indices[indptr[c]:indptr[c + 1]]
+            pos = np.minimum(np.searchsorted(postings, rows), max(postings.shape[0] - 1, 0))
+            found = (postings[pos] == rows) if postings.shape[0] else np.zeros(rows.shape[0], bool)
+            for j in np.flatnonzero(found & (rows >= 0)).tolist():
+                out[j].add(t)
+        return out
+
     # -- derived state --------------------------------------------------
     def _merge_tail(self) -> None:
         if not self._tail:

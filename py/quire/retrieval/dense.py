@@ -162,9 +162,19 @@ class DenseIndex:
             raise ValueError(f"query has {q.shape[0]} dims, index has {self.dim}")
         return matvec(self._matrix[: self._n], np.ascontiguousarray(q, dtype=np.float32))
 
-    def search(self, query_vector, k: int = 10, mask: np.ndarray | None = None, min_score: float = -np.inf) -> list[tuple[object, float]]:
-        scores = apply_mask(self.scores(query_vector), self._alive, mask)
+    def masked_scores(self, query_vector, mask: np.ndarray | None = None) -> np.ndarray:
+        """Cosines with dead and out-of-``mask`` rows at -inf (aligned with ``ids``)."""
+        return apply_mask(self.scores(query_vector), self._alive, mask)
+
+    def select(self, scores: np.ndarray, k: int = 10, min_score: float = -np.inf) -> list[tuple[object, float]]:
+        """Top ``k`` of ``masked_scores`` strictly above ``min_score``, as ``[(id, cosine)]``."""
         return ranked(self._ids, scores, top_k(scores, k, floor=min_score))
+
+    def search(self, query_vector, k: int = 10, mask: np.ndarray | None = None, min_score: float = -np.inf) -> list[tuple[object, float]]:
+        return self.select(self.masked_scores(query_vector, mask), k, min_score)
+
+    def row_of(self, doc_id) -> int | None:
+        return self._row_of.get(doc_id)
 
     def nbytes(self) -> int:
         return self._matrix[: self._n].nbytes + self._ids.nbytes + self._alive.nbytes

@@ -4,9 +4,15 @@ Languages: there is one BM25 vocabulary, and each source's chunks are
 tokenized with that source's language (German stems for German sources).
 A query is tokenized once per language present and each row is scored with
 the tokens of its own language, so "Häuser" finds German "Haus" and
-"houses" finds English "house" in the same library.  One shared matrix keeps
-one idf table and one top-k; the cost is one postings gather per language.
-Cross-language matches (German query, English text) are the dense side's job.
+"houses" finds English "house" in the same library.  Function words of the
+query's language carry no weight in any row (query.py: "is" must not find a
+German math script).  One shared matrix keeps one idf table and one top-k; the
+cost is one postings gather per language.  Cross-language matches (German
+query, English text) are the dense side's job.
+
+Every hit carries ``relevance`` (relevance.py: the share of the query's words it
+contains) and, with vectors, why the dense side did or did not rank it
+(``dense_status``: ranked, below-floor, beyond-top, no-vector, off).
 
 >>> index = HybridIndex()
 >>> index.add_chunks("s1", ["s1#0", "s1#1"], ["Error 404B means the page moved.", "Cats sleep a lot."], language="en")
@@ -26,8 +32,10 @@ import numpy as np
 
 from .bm25 import B, K1, BM25Index
 from .dense import DenseIndex
-from .fusion import ANSWER_K, CANDIDATES, MIN_COSINE, Hit, rrf
+from .fusion import ANSWER_K, CANDIDATES, DENSE_MIN_Z, FUSION, FUSIONS, Hit, Library, dense_floor, fuse
 from .lang import detect_language
+from .query import MODES, query_terms
+from .relevance import coverage
 from .tokenize import Tokenizer
 
 _FORMAT = 1
@@ -42,9 +50,17 @@ class HybridIndex:
     """
 
     def __init__(self, tokenizers: dict[str, Tokenizer] | None = None, *, k1: float = K1, b: float = B,
-                 min_cosine: float = MIN_COSINE, candidates: int = CANDIDATES):
+                 fusion: str = FUSION, dense_min_z: float = DENSE_MIN_Z, candidates: int = CANDIDATES,
+                 query_stopwords: str = MODES[0], fusion_weights: tuple[float, float] | None = None):
+        if fusion not in FUSIONS:
+            raise ValueError(f"unknown fusion {fusion!r}; valid: {', '.join(FUSIONS)}")
+        if query_stopwords not in MODES:
+            raise ValueError(f"unknown query stopword mode {query_stopwords!r}; valid: {', '.join(MODES)}")
         self.tokenizers = dict(tokenizers or {})
-        self.min_cosine, self.candidates = min_cosine, candidates
+        self._query_tokenizers: dict[tuple[str, frozenset], Tokenizer] = {}
+        self.fusion, self.dense_min_z, self.candidates = fusion, dense_min_z, candidates
+        self.fusion_weights = fusion_weights  # (bm25, dense); None = the method's default (fusion.WEIGHTS)
+        self.query_stopwords = query_stopwords
         self.bm25 = BM25Index(k1=k1, b=b)
         self.dense = DenseIndex()
         self.dense_model: str | None = None  # the embedding model the dense vectors came from
@@ -58,6 +74,22 @@ class HybridIndex:
         if language not in self.tokenizers:
             self.tokenizers[language] = Tokenizer(language)
         return self.tokenizers[language]
+
+    def query_tokenizer(self, language: str, extra: frozenset = frozenset()) -> Tokenizer:
+        """The row language's tokenizer, with ``extra`` stopwords dropped too (cached)."""
+        if not extra:
+            return self.tokenizer(language)
+        key = (language, extra)
+        if key not in self._query_tokenizers:
+            own = self.tokenizer(language)
+            self._query_tokenizers[key] = Tokenizer(language, stopwords=own.stopwords | extra,
+                                                    stem=own._stem_word is not None)
+        return self._query_tokenizers[key]
+
+    def query_terms(self, query: str) -> dict[str, list[str]]:
+        """``{language: terms}`` the query is scored with, per language in the library."""
+        present = sorted({s["language"] for s in self._sources if s["live"]})
+        return query_terms(query, present, self.query_tokenizer, self.query_stopwords)
 
     # -- building -------------------------------------------------------
     def add_chunks(self, source_id: str, chunk_ids, texts, *, category: str | None = None,
@@ -146,24 +178,55 @@ class HybridIndex:
         src = self._source_of[self.bm25.ids]
         mask = None if allowed is None else allowed[src]
         languages = np.array([s["language"] for s in self._sources], dtype=object)
-        present = sorted({s["language"] for s in self._sources if s["live"]})
-        if len(present) == 1:
-            scores = self.bm25.scores(self.tokenizer(present[0])(query))
+        terms = self.query_terms(query)
+        if len(terms) == 1:
+            scores = self.bm25.scores(next(iter(terms.values())))
         else:
             row_lang = languages[src] if src.size else np.empty(0, dtype=object)
             scores = np.zeros(src.shape[0])
-            for lang in present:
+            for lang, tokens in terms.items():
                 rows = row_lang == lang
-                scores[rows] = self.bm25.scores(self.tokenizer(lang)(query))[rows]
+                scores[rows] = self.bm25.scores(tokens)[rows]
         bm25_hits = self.bm25.select(scores, self.candidates, mask)
-        dense_hits = []
+        dense_hits, cosines, floor = [], None, None
         if query_vector is not None and self.dense.n_live:
             dmask = None if allowed is None else allowed[self._source_of[self.dense.ids]]
-            dense_hits = self.dense.search(query_vector, self.candidates, dmask)
-        hits = rrf(bm25_hits, dense_hits, k=k, min_cosine=self.min_cosine)
+            cosines = self.dense.masked_scores(query_vector, dmask)
+            floor = dense_floor(cosines, self.dense_min_z)
+            dense_hits = self.dense.select(cosines, self.candidates, floor)
+        library = (None, None)
+        if cosines is not None:  # z-scores over every in-scope passage, not just the two short lists
+            library = (Library.of_array(self.bm25.masked(scores, mask), self.bm25.row_of),
+                       Library.of_array(cosines, self.dense.row_of))
+        hits = fuse(self.fusion, bm25_hits, dense_hits, k=k, weights=self.fusion_weights, library=library)
+        self._explain(hits, terms, languages, cosines, floor)
         for h in hits:
             h.id = self._chunk_ids[h.id]
         return hits
+
+    def _explain(self, hits: list[Hit], terms: dict, languages: np.ndarray, cosines, floor) -> None:
+        """Fill each hit's relevance (share of the query's words it holds) and dense evidence."""
+        by_lang: dict[str, list[Hit]] = {}
+        for h in hits:
+            by_lang.setdefault(languages[self._source_of[h.id]], []).append(h)
+        for lang, group in by_lang.items():
+            tokens = terms.get(lang, [])
+            weights = self.bm25.term_weights(tokens)
+            for h, found in zip(group, self.bm25.terms_in(tokens, [h.id for h in group])):
+                h.relevance, h.language = round(coverage(weights, found), 3), lang
+        for h in hits:
+            if cosines is None:
+                h.dense_status = "off"
+                continue
+            h.dense_floor = round(floor, 4) if np.isfinite(floor) else None
+            row = self.dense.row_of(h.id)
+            if row is None:
+                h.dense_status = "no-vector"
+            elif h.dense_rank:
+                h.dense_status = "ranked"
+            else:
+                h.dense_score = float(cosines[row])
+                h.dense_status = "below-floor" if h.dense_score <= floor else "beyond-top"
 
     def source_of(self, chunk_id: str) -> str:
         return self._sources[self._source_of[self._serial_of[chunk_id]]]["id"]
@@ -172,7 +235,9 @@ class HybridIndex:
     def to_bytes(self) -> bytes:
         meta = {
             "format": _FORMAT, "chunk_ids": self._chunk_ids, "sources": self._sources,
-            "min_cosine": self.min_cosine, "candidates": self.candidates, "dense_model": self.dense_model,
+            "fusion": self.fusion, "dense_min_z": self.dense_min_z, "candidates": self.candidates,
+            "query_stopwords": self.query_stopwords, "fusion_weights": self.fusion_weights,
+            "dense_model": self.dense_model,
         }
         buf = io.BytesIO()
         np.savez(
@@ -190,7 +255,10 @@ class HybridIndex:
         meta = json.loads(z["meta"].tobytes())
         if meta["format"] != _FORMAT:
             raise ValueError(f"index format {meta['format']}, expected {_FORMAT}")
-        self = cls(tokenizers, min_cosine=meta["min_cosine"], candidates=meta["candidates"])
+        # Indexes saved before fusion was selectable carry "min_cosine" instead: they get today's defaults.
+        self = cls(tokenizers, fusion=meta.get("fusion", FUSION), dense_min_z=meta.get("dense_min_z", DENSE_MIN_Z),
+                   candidates=meta["candidates"], query_stopwords=meta.get("query_stopwords", MODES[0]),
+                   fusion_weights=meta.get("fusion_weights"))
         self.bm25 = BM25Index.from_bytes(z["bm25"].tobytes())
         self.dense = DenseIndex.from_bytes(z["dense"].tobytes())
         self._chunk_ids, self._sources = meta["chunk_ids"], meta["sources"]

@@ -90,7 +90,9 @@
     note.textContent = 'Searching…';
     q.search(query, { k: 10, scope: scopeValue() }).then(function (hits) {
       var ms = Math.round(performance.now() - t0);
-      note.textContent = hits.length ? hits.length + ' passages in ' + ms + ' ms · keyword search (BM25)' + (hits.some(function (x) { return x.dense_rank; }) ? ' + meaning (embeddings)' : '; add an embedding model in Settings for meaning-based search too')
+      var weak = hits.length && !hits.some(function (x) { return x.relevance != null && x.relevance >= WEAK; });
+      note.textContent = hits.length ? hits.length + ' passages in ' + ms + ' ms · keyword search (BM25)' + (hits.some(function (x) { return x.dense_status && x.dense_status !== 'off'; }) ? ' + meaning (embeddings)' : '; add an embedding model in Settings for meaning-based search too')
+          + (weak ? '. No passage matches these words well; the closest ones are below.' : '')
         : 'No passage matches “' + query + '”' + (scopeSelect.value ? ' in this scope' : '') + '.';
       render(hits, query);
     }, function (err) { note.textContent = err.message; });
@@ -111,6 +113,26 @@
 
   function fmt(x, digits) { return x == null ? '—' : Number(x).toFixed(digits); }
 
+  /* Mirrors quire.retrieval.relevance.WEAK: below this share of the query's words a match is weak. */
+  var WEAK = 0.35;
+
+  /* Relevance = how much of the query's weight (rare words count more) the passage contains;
+   * the same scale for every query, unlike the fused score, which only orders. */
+  function relevanceText(hit) {
+    return hit.relevance == null ? 'relevance —' : 'matches ' + Math.round(hit.relevance * 100) + '% of the query';
+  }
+
+  /* Why the dense side did or did not rank this passage (quire.retrieval.index sets dense_status). */
+  function denseText(hit) {
+    switch (hit.dense_status) {
+      case 'ranked': return '#' + hit.dense_rank + ' · cosine ' + fmt(hit.dense_score, 3);
+      case 'below-floor': return 'cosine ' + fmt(hit.dense_score, 3) + ', below this query\'s cut-off ' + fmt(hit.dense_floor, 3);
+      case 'beyond-top': return 'cosine ' + fmt(hit.dense_score, 3) + ', not in the dense top candidates';
+      case 'no-vector': return 'this passage has no embedding yet';
+      default: return 'off: no embeddings for this library';
+    }
+  }
+
   function render(hits, query) {
     QuireUI.clear(results);
     hits.forEach(function (hit) {
@@ -118,12 +140,12 @@
         h('div', { class: 'hit-head' },
           h('a', { href: '#search', testid: 'open-passage', onclick: function (e) { e.preventDefault(); openPassage(hit.chunk_id, query); } },
             hit.source + (hit.location_label ? ' · ' + hit.location_label : '')),
-          h('span', { class: 'muted small' }, 'score ' + fmt(hit.score, 4))),
+          h('span', { class: 'muted small', testid: 'hit-relevance' }, relevanceText(hit))),
         h('p', { class: 'hit-text' }, marked(hit.text, hit.highlights)),
         h('dl', { class: 'inspector', testid: 'inspector' },
           h('dt', null, 'BM25'), h('dd', { testid: 'bm25' }, hit.bm25_rank ? '#' + hit.bm25_rank + ' · ' + fmt(hit.bm25_score, 3) : 'not in top candidates'),
-          h('dt', null, 'Dense'), h('dd', { testid: 'dense' }, hit.dense_rank ? '#' + hit.dense_rank + ' · cosine ' + fmt(hit.dense_score, 3) : 'no embeddings'),
-          h('dt', null, 'Fused (RRF)'), h('dd', { testid: 'fused' }, fmt(hit.score, 5)))));
+          h('dt', null, 'Dense'), h('dd', { testid: 'dense' }, denseText(hit)),
+          h('dt', null, 'Fused'), h('dd', { testid: 'fused' }, fmt(hit.score, 4) + ' (orders only)'))));
     });
   }
 
