@@ -43,6 +43,20 @@
     el.messages.addEventListener('click', onCite);
     document.addEventListener('quire:llm-status', function (e) { state.llm = e.detail; renderConnection(); });
     document.addEventListener('quire:library-changed', loadScopes);
+    document.addEventListener('quire:erased', erased);
+  }
+
+  /* After Erase all (or a vault replace) nothing of the old chats may stay on screen. */
+  function erased() {
+    stop();
+    setBusy(false);
+    state.session = null;
+    state.draftScope = null;
+    state.sessions = [];
+    el.input.value = '';
+    renderSession();
+    renderList();
+    refresh();
   }
 
   function show() {

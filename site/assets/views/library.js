@@ -55,6 +55,7 @@
     document.addEventListener('quire:library-changed', refresh);
     document.addEventListener('quire:sample-changed', refresh);
     document.addEventListener('quire:ready', refresh);
+    document.addEventListener('quire:erased', function () { if (!training) { QuireUI.clear(trainBox); trainBox.hidden = true; } });
   }
 
   /* Folders dropped in arrive as directory entries: walk them. */

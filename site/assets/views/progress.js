@@ -43,6 +43,10 @@
       if (visible) render();
     });
     document.addEventListener('quire:vault-imported', function () { if (visible) render(); });
+    document.addEventListener('quire:erased', function () {
+      QuireUI.fill(body, h('p', { class: 'muted' }, 'Loading…'));
+      if (visible) render();
+    });
   }
 
   function show() { visible = true; render(); }

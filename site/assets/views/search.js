@@ -22,6 +22,12 @@
     document.addEventListener('quire:ready', fillScopes);
     document.addEventListener('quire:library-changed', meaningStatus);
     document.addEventListener('quire:llm-status', meaningStatus);
+    document.addEventListener('quire:erased', function () {
+      input.value = '';
+      note.textContent = '';
+      QuireUI.clear(results);
+      document.querySelectorAll('[data-testid="passage-dialog"]').forEach(function (d) { d.remove(); });
+    });
   }
 
   /* Keyword search always works; meaning-based search needs an embedding model. */

@@ -73,6 +73,13 @@
     document.addEventListener('quire:llm-status', function (e) { aiNote(e.detail); });
     // The welcome card's "take a quiz" opens the set it just made.
     document.addEventListener('quire:open-set', function (e) { openSet(e.detail.id); });
+    document.addEventListener('quire:erased', function () {
+      stop();
+      ui.topic.value = '';
+      QuireUI.clear(ui.player);
+      QuireUI.clear(ui.sets);
+      closePlayer();
+    });
   }
 
   function refresh() {
