@@ -193,6 +193,7 @@
       });
       delete r.page_settings;
       r.ignored = r.ignored || [];
+      if (mode === 'replace') fire('quire:erased');  // what the views show may no longer exist
       fire('quire:library-changed');
       fire('quire:vault-imported', r);
       if (q.refreshStorage) q.refreshStorage();

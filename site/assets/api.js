@@ -93,6 +93,9 @@
 
   q.sources = function () { return q._call('sources'); };
   q.categories = function () { return q._call('categories'); };
+
+  // The storage figure follows every change of what is stored (stage, Train, remove, erase, import).
+  document.addEventListener('quire:library-changed', function () { if (q.refreshStorage) q.refreshStorage(); });
   q.setCategory = function (id, category) { return q._call('setCategory', [id, category]); };
   q.chunks = function (id) { return q._call('chunks', [id]); };
   /** setLanguage(id, 'en'|'de'|'other') overrides the detected language; the source is re-tokenized. */
@@ -113,6 +116,8 @@
       return QuireStore.clearMain();
     }).then(function () {
       Object.keys(localStorage).forEach(function (k) { if (k.indexOf('quire.') === 0) localStorage.removeItem(k); });
+      // Every view drops what it shows (open chat, mind map, hits) before the lists reload.
+      document.dispatchEvent(new CustomEvent('quire:erased'));
       document.dispatchEvent(new CustomEvent('quire:library-changed'));
       return result;
     });

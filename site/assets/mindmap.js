@@ -76,7 +76,7 @@ var QuireMindmap = (function () {
         'font-family': 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif', 'font-size': n.depth ? FONT : FONT + 2,
         'font-weight': n.depth <= 1 ? 600 : 400, fill: filled ? '#ffffff' : '#1f2630' }, node);
       text.textContent = short(n.label);
-      el('title', {}, node).textContent = n.label + (n.chunk_ids.length ? ' — ' + n.chunk_ids.length + ' passage(s)' : '');
+      el('title', {}, node).textContent = n.label + (n.chunk_ids.length ? ' — ' + QuireUI.plural(n.chunk_ids.length, 'passage') : '');
       if (n.hasKids && n.depth) {
         var knob = el('g', { transform: 'translate(' + (n.w + 10) + ',' + ROW / 2 + ')', class: 'mm-toggle',
           'data-testid': 'mm-toggle', 'data-key': n.key }, node);

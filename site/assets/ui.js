@@ -50,6 +50,10 @@ var QuireUI = (function () {
     return new Date(seconds * 1000).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
   }
 
+  var pluralRules = new Intl.PluralRules('en');
+  /** A count with its noun: plural(1, 'page', 'pages') -> '1 page'; plural(3, 'card') -> '3 cards'. */
+  function plural(n, one, many) { return n + ' ' + (pluralRules.select(Number(n)) === 'one' ? one : many || one + 's'); }
+
   /** A transient message; errors stay until dismissed. */
   function toast(message, kind) {
     var box = document.querySelector('[data-testid="toasts"]');
@@ -83,5 +87,5 @@ var QuireUI = (function () {
     show(location.hash.slice(1) || 'library');
   }
 
-  return { h: h, clear: clear, fill: fill, bytes: bytes, date: date, toast: toast, register: register, show: show, start: start };
+  return { h: h, clear: clear, fill: fill, bytes: bytes, plural: plural, date: date, toast: toast, register: register, show: show, start: start };
 })();

@@ -43,6 +43,20 @@
     el.messages.addEventListener('click', onCite);
     document.addEventListener('quire:llm-status', function (e) { state.llm = e.detail; renderConnection(); });
     document.addEventListener('quire:library-changed', loadScopes);
+    document.addEventListener('quire:erased', erased);
+  }
+
+  /* After Erase all (or a vault replace) nothing of the old chats may stay on screen. */
+  function erased() {
+    stop();
+    setBusy(false);
+    state.session = null;
+    state.draftScope = null;
+    state.sessions = [];
+    el.input.value = '';
+    renderSession();
+    renderList();
+    refresh();
   }
 
   function show() {
@@ -72,7 +86,7 @@
         h('button', { type: 'button', class: 'chat-open', testid: 'chat-open', 'aria-current': current ? 'true' : null,
           onclick: function () { open(s.id); } },
           h('span', { class: 'chat-item-title', testid: 'chat-session-title' }, s.title),
-          h('span', { class: 'small muted' }, s.questions + (s.questions === 1 ? ' question' : ' questions'))),
+          h('span', { class: 'small muted' }, QuireUI.plural(s.questions, 'question'))),
         h('button', { type: 'button', class: 'icon', testid: 'chat-rename', title: 'Rename', 'aria-label': 'Rename ' + s.title,
           onclick: function () { renaming(li, s); } }, '✎'),
         del);
@@ -229,7 +243,7 @@
     el.meter.dataset.fullness = String(mem.fullness);
     el.meter.classList.toggle('full', mem.fullness >= 1);
     el.meterText.textContent = 'Memory ' + (mem.used && pct < 1 ? 'under 1' : pct) + '% of ' + Number(mem.budget).toLocaleString() + ' characters' +
-      (mem.dropped ? ' · the oldest ' + (mem.dropped === 1 ? 'exchange is' : mem.dropped + ' exchanges are') + ' forgotten' : '');
+      (mem.dropped ? ' · the oldest ' + (mem.dropped === 1 ? 'exchange is' : QuireUI.plural(mem.dropped, 'exchange') + ' are') + ' forgotten' : '');
   }
 
   /* ---------------- messages ---------------- */

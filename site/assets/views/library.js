@@ -55,6 +55,7 @@
     document.addEventListener('quire:library-changed', refresh);
     document.addEventListener('quire:sample-changed', refresh);
     document.addEventListener('quire:ready', refresh);
+    document.addEventListener('quire:erased', function () { if (!training) { QuireUI.clear(trainBox); trainBox.hidden = true; } });
   }
 
   /* Folders dropped in arrive as directory entries: walk them. */
@@ -83,7 +84,7 @@
   function add(items) {
     items = Array.prototype.slice.call(items || []);
     if (!items.length) return Promise.resolve([]);
-    var note = QuireUI.toast('Adding ' + items.length + (items.length === 1 ? ' item…' : ' items…'));
+    var note = QuireUI.toast('Adding ' + QuireUI.plural(items.length, 'item') + '…');
     return q.stage(items, { category: categoryInput.value.trim() || null }).then(function (records) {
       note.remove();
       var failed = records.filter(function (r) { return r.status === 'failed'; });
@@ -109,8 +110,8 @@
     var pending = sources.filter(function (s) { return s.status === 'staged'; }).length;
     var trained = sources.filter(function (s) { return s.status === 'trained'; });
     trainBtn.hidden = !pending || !!training;
-    trainBtn.textContent = 'Train ' + pending + (pending === 1 ? ' staged source' : ' staged sources');
-    summary.textContent = trained.length + ' trained · ' + trained.reduce(function (n, s) { return n + s.chunks; }, 0) + ' passages' +
+    trainBtn.textContent = 'Train ' + QuireUI.plural(pending, 'staged source');
+    summary.textContent = trained.length + ' trained · ' + QuireUI.plural(trained.reduce(function (n, s) { return n + s.chunks; }, 0), 'passage') +
       (pending ? ' · ' + pending + ' waiting for Train' : '');
     QuireUI.clear(list);
     if (!sources.length) {
@@ -135,7 +136,7 @@
         h('td', { class: 'name' }, s.name, s.warnings && s.warnings.length ? h('div', { class: 'muted small' }, s.warnings.join(' · ')) : null),
         h('td', null, KIND[s.kind] || s.kind || '—'),
         h('td', null, QuireUI.bytes(s.size)),
-        h('td', null, s.status === 'trained' ? s.units + ' ' + (s.unit_label || '') : '—'),
+        h('td', null, s.status === 'trained' ? units(s) : '—'),
         h('td', { testid: 'source-chunks' }, s.status === 'trained' ? String(s.chunks) : '—'),
         h('td', null, cat),
         h('td', null, lang),
@@ -172,15 +173,18 @@
     q.remove(s.id).then(function () { QuireUI.toast('Removed ' + s.name + '.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
   }
 
+  var UNIT = { pages: 'page', slides: 'slide', sheets: 'sheet', chapters: 'chapter', sections: 'section' };
+  function units(s) { return s.unit_label ? QuireUI.plural(s.units, UNIT[s.unit_label] || s.unit_label, s.unit_label) : String(s.units); }
+
   function ocrNote(s) {
     var read = Object.keys(s.ocr_pages || {});
     var note = '';
     if (read.length) {
       var conf = read.reduce(function (sum, p) { return sum + s.ocr_pages[p]; }, 0) / read.length;
-      note += ' · ' + read.length + (read.length === 1 ? ' page' : ' pages') + ' read by OCR (' + Math.round(conf) + '% confidence)';
+      note += ' · ' + QuireUI.plural(read.length, 'page') + ' read by OCR (' + Math.round(conf) + '% confidence)';
     }
     if (s.needs_ocr_pages && s.needs_ocr_pages.length) {
-      note += ' · ' + s.needs_ocr_pages.length + ' scanned page(s) not searchable' + (q.ocrAvailable() ? '' : ': OCR is not included in this copy of Quire');
+      note += ' · ' + QuireUI.plural(s.needs_ocr_pages.length, 'scanned page') + ' not searchable' + (q.ocrAvailable() ? '' : ': OCR is not included in this copy of Quire');
     }
     if (s.force_ocr && s.status === 'staged') note += ' · every page will be read by OCR';
     return note;
@@ -196,8 +200,14 @@
     var bar = h('div', { class: 'progress', role: 'progressbar', 'aria-valuemin': '0', 'aria-valuemax': '100' }, h('div', { class: 'progress-fill' }));
     var label = h('p', { class: 'muted', testid: 'train-stage' }, 'Starting…');
     var files = h('ul', { class: 'train-files' });
-    QuireUI.fill(trainBox,h('div', { class: 'view-head' }, h('strong', null, 'Training'), h('span', { class: 'spacer' }),
-      h('button', { type: 'button', testid: 'train-cancel', onclick: function () { controller.abort(); } }, 'Cancel')), bar, label, files);
+    var cancel = h('button', { type: 'button', testid: 'train-cancel', onclick: function () { controller.abort(); } }, 'Cancel');
+    var heading = h('strong', null, 'Training');
+    QuireUI.fill(trainBox, h('div', { class: 'view-head' }, heading, h('span', { class: 'spacer' }), cancel), bar, label, files);
+    // Once Train has ended, its panel is a report the student can put away.
+    var ended = function (title) {
+      heading.textContent = title;
+      cancel.replaceWith(h('button', { type: 'button', testid: 'train-close', onclick: function () { QuireUI.clear(trainBox); trainBox.hidden = true; } }, 'Close'));
+    };
     trainBox.hidden = false;
     trainBtn.hidden = true;
     training = q.train({ signal: controller.signal, onProgress: function (e) {
@@ -223,11 +233,11 @@
       if (e.file) {
         if (!rows[e.file]) { rows[e.file] = h('li'); files.appendChild(rows[e.file]); }
         rows[e.file].textContent = e.file + ' — ' + (STAGE_TEXT[e.stage] || e.stage) +
-          (e.units ? ' (' + e.units + ' parts)' : '') + (e.chunks ? ' · ' + e.chunks + ' passages' : '') + (e.error ? ': ' + e.error : '');
+          (e.units ? ' (' + QuireUI.plural(e.units, 'part') + ')' : '') + (e.chunks ? ' · ' + QuireUI.plural(e.chunks, 'passage') : '') + (e.error ? ': ' + e.error : '');
         rows[e.file].className = e.stage === 'failed' ? 'failed' : '';
       }
       label.textContent = e.file ? 'File ' + e.file_index + ' of ' + e.files + ': ' + (STAGE_TEXT[e.stage] || e.stage)
-        : (STAGE_TEXT[e.stage] || e.stage) + (e.chunks ? ' ' + e.chunks + ' passages' : '') + '…';
+        : (STAGE_TEXT[e.stage] || e.stage) + (e.chunks ? ' ' + QuireUI.plural(e.chunks, 'passage') : '') + '…';
     } }).then(function (c) {
       // The result appears once the list shows what Train did (no staged row left behind).
       training = null;
@@ -235,12 +245,14 @@
         label.textContent = 'Trained: ' + c.added + ' added, ' + c.changed + ' changed, ' + c.skipped + ' already known' + (c.failed ? ', ' + c.failed + ' failed' : '') + '.';
         label.dataset.testid = 'train-result';
         QuireUI.toast(label.textContent);
+        ended('Train finished');
       };
       return refresh().then(show, show);
     }, function (err) {
       training = null;
       label.textContent = err.message;
       QuireUI.toast(err.message, err.kind === 'TrainCancelled' ? 'info' : 'error');
+      ended('Train stopped');
       return refresh().catch(function (e) { QuireUI.toast(e.message, 'error'); });
     });
   }

@@ -153,8 +153,8 @@
     importBtn.disabled = true;
     message('info', 'Checking the whole file, then importing…');
     q.importVault(file, { mode: mode }).then(function (r) {
-      message('done', 'Imported (' + r.mode + '): ' + r.summary.puts + ' items written, ' + r.summary.deletes + ' removed, ' +
-        r.summary.unchanged + ' already here. The library now has ' + r.sources + ' sources.');
+      message('done', 'Imported (' + r.mode + '): ' + QuireUI.plural(r.summary.puts, 'item') + ' written, ' + r.summary.deletes + ' removed, ' +
+        r.summary.unchanged + ' already here. The library now has ' + QuireUI.plural(r.sources, 'source') + '.');
       (r.ignored || []).forEach(function (text) { vaultMsg.appendChild(h('p', { class: 'fix', role: 'status', testid: 'vault-ignored' }, text)); });
       QuireUI.toast('Vault imported.');
     }, function (err) { message('error', 'Not imported: ' + err.message); })

@@ -23,7 +23,7 @@
     if (m < 60) return Math.round(m) + ' min';
     return Math.floor(m / 60) + ' h ' + (Math.round(m % 60) ? Math.round(m % 60) + ' min' : '');
   }
-  function plural(n, one, many) { return n + ' ' + (n === 1 ? one : many || one + 's'); }
+  var plural = QuireUI.plural;
 
   function init(el) {
     root = el;
@@ -43,6 +43,10 @@
       if (visible) render();
     });
     document.addEventListener('quire:vault-imported', function () { if (visible) render(); });
+    document.addEventListener('quire:erased', function () {
+      QuireUI.fill(body, h('p', { class: 'muted' }, 'Loading…'));
+      if (visible) render();
+    });
   }
 
   function show() { visible = true; render(); }

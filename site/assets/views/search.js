@@ -22,6 +22,12 @@
     document.addEventListener('quire:ready', fillScopes);
     document.addEventListener('quire:library-changed', meaningStatus);
     document.addEventListener('quire:llm-status', meaningStatus);
+    document.addEventListener('quire:erased', function () {
+      input.value = '';
+      note.textContent = '';
+      QuireUI.clear(results);
+      document.querySelectorAll('[data-testid="passage-dialog"]').forEach(function (d) { d.remove(); });
+    });
   }
 
   /* Keyword search always works; meaning-based search needs an embedding model. */
@@ -34,7 +40,7 @@
       } else if (!st.missing) {
         QuireUI.fill(meaning, h('span', { class: 'ok' }, 'Searching by keywords and by meaning (' + st.model + ').'));
       } else {
-        QuireUI.fill(meaning, h('span', null, st.missing + ' of ' + st.total + ' passages have no meaning vectors from ' + st.model + '. '),
+        QuireUI.fill(meaning, h('span', null, st.missing + ' of ' + QuireUI.plural(st.total, 'passage') + (st.missing === 1 ? ' has' : ' have') + ' no meaning vectors from ' + st.model + '. '),
           h('button', { type: 'button', testid: 'embed-button', onclick: embedNow }, st.index_model && st.index_model !== st.model ? 'Re-embed with ' + st.model : 'Add meaning-based search'));
       }
     }, function () {});
@@ -49,8 +55,8 @@
       var pct = e.total ? Math.round(100 * e.done / e.total) : 100;
       bar.firstChild.style.width = pct + '%';
       bar.setAttribute('aria-valuenow', String(pct));
-      label.textContent = 'Embedding with ' + e.model + ': ' + e.done + ' of ' + e.total + ' passages';
-    } }).then(function (r) { QuireUI.toast('Meaning-based search is ready: ' + r.embedded + ' passages embedded, ' + r.cached + ' from the cache.'); },
+      label.textContent = 'Embedding with ' + e.model + ': ' + e.done + ' of ' + QuireUI.plural(e.total, 'passage');
+    } }).then(function (r) { QuireUI.toast('Meaning-based search is ready: ' + QuireUI.plural(r.embedded, 'passage') + ' embedded, ' + r.cached + ' from the cache.'); },
       function (err) { QuireUI.toast(err.message, err.kind === 'TrainCancelled' ? 'info' : 'error'); })
       .then(function () { embedding = null; meaningStatus(); });
   }
@@ -91,7 +97,7 @@
     q.search(query, { k: 10, scope: scopeValue() }).then(function (hits) {
       var ms = Math.round(performance.now() - t0);
       var weak = hits.length && !hits.some(function (x) { return x.relevance != null && x.relevance >= WEAK; });
-      note.textContent = hits.length ? hits.length + ' passages in ' + ms + ' ms · keyword search (BM25)' + (hits.some(function (x) { return x.dense_status && x.dense_status !== 'off'; }) ? ' + meaning (embeddings)' : '; add an embedding model in Settings for meaning-based search too')
+      note.textContent = hits.length ? QuireUI.plural(hits.length, 'passage') + ' in ' + ms + ' ms · keyword search (BM25)' + (hits.some(function (x) { return x.dense_status && x.dense_status !== 'off'; }) ? ' + meaning (embeddings)' : '; add an embedding model in Settings for meaning-based search too')
           + (weak ? '. No passage matches these words well; the closest ones are below.' : '')
         : 'No passage matches “' + query + '”' + (scopeSelect.value ? ' in this scope' : '') + '.';
       render(hits, query);

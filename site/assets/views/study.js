@@ -73,6 +73,13 @@
     document.addEventListener('quire:llm-status', function (e) { aiNote(e.detail); });
     // The welcome card's "take a quiz" opens the set it just made.
     document.addEventListener('quire:open-set', function (e) { openSet(e.detail.id); });
+    document.addEventListener('quire:erased', function () {
+      stop();
+      ui.topic.value = '';
+      QuireUI.clear(ui.player);
+      QuireUI.clear(ui.sets);
+      closePlayer();
+    });
   }
 
   function refresh() {
@@ -151,7 +158,7 @@
         var r = set.report || {};
         var dropped = (r.dropped || []).length;
         QuireUI.toast(KIND_LABEL[set.kind] + ' ready' + (set.made_without_ai ? ', made without an AI model' : '') +
-          (dropped ? '. ' + dropped + ' item' + (dropped > 1 ? 's' : '') + ' the model got wrong were dropped' : '') + '.');
+          (dropped ? '. ' + QuireUI.plural(dropped, 'item') + ' the model got wrong ' + (dropped === 1 ? 'was' : 'were') + ' dropped' : '') + '.');
         if (r.note) QuireUI.toast(r.note);
         loadSets();
         openSet(set.id);
@@ -173,11 +180,11 @@
     var st = s.stats || {};
     if (s.kind === 'quiz') {
       return st.status === 'finished' ? 'Scored ' + st.score.correct + ' of ' + st.total + ' (' + st.score.percent + '%)'
-        : st.position ? 'In progress: ' + st.position + ' of ' + st.total + ' answered' : st.total + ' questions';
+        : st.position ? 'In progress: ' + st.position + ' of ' + st.total + ' answered' : QuireUI.plural(st.total, 'question');
     }
-    if (s.kind === 'flashcards') return st.total + ' cards · ' + (st.due ? st.due + ' due now' : 'next due ' + when(st.next_due));
-    if (s.kind === 'workshop') return st.done + ' of ' + st.lessons + ' lessons done';
-    return st.nodes + ' topics';
+    if (s.kind === 'flashcards') return QuireUI.plural(st.total, 'card') + ' · ' + (st.due ? st.due + ' due now' : 'next due ' + when(st.next_due));
+    if (s.kind === 'workshop') return st.done + ' of ' + QuireUI.plural(st.lessons, 'lesson') + ' done';
+    return QuireUI.plural(st.nodes, 'topic');
   }
 
   function setRow(s) {
@@ -196,7 +203,7 @@
 
   function importDeck(file) {
     q.importDeck(file).then(function (set) {
-      QuireUI.toast('Imported ' + set.items.length + ' cards from ' + file.name + '.');
+      QuireUI.toast('Imported ' + QuireUI.plural(set.items.length, 'card') + ' from ' + file.name + '.');
       ui.importInput.value = '';
       loadSets();
       openSet(set.id);
@@ -219,7 +226,7 @@
           exportButtons(set)),
         body);
       ({ quiz: quizPlayer, flashcards: reviewer, workshop: workshopPlayer, mindmap: mindmapPlayer })[set.kind](body, set);
-      window.scrollTo(0, 0);
+      document.getElementById('main').scrollTo(0, 0);
     }, function (err) { QuireUI.toast(err.message, 'error'); });
   }
 
@@ -363,7 +370,7 @@
     function show(queue) {
       renderTable(queue);
       var counts = h('div', { class: 'flash-counts', testid: 'flash-counts' },
-        h('span', { class: 'pill' }, queue.due + ' due'), h('span', { class: 'pill' }, queue.total + ' cards'),
+        h('span', { class: 'pill' }, queue.due + ' due'), h('span', { class: 'pill' }, QuireUI.plural(queue.total, 'card')),
         queue.flagged ? h('span', { class: 'pill warn' }, queue.flagged + ' to check') : null,
         h('span', { class: 'muted small' }, 'Next due: ' + (queue.due ? 'now' : when(queue.next_due))));
       var card = queue.cards[0];
@@ -432,7 +439,7 @@
       var total = s.stats.lessons, done = s.done.length;
       var bar = h('div', { class: 'progress' }, h('div', { class: 'progress-fill' }));
       bar.firstChild.style.width = Math.round(100 * done / Math.max(total, 1)) + '%';
-      QuireUI.fill(progress, h('span', { testid: 'workshop-progress' }, done + ' of ' + total + ' lessons done'), bar);
+      QuireUI.fill(progress, h('span', { testid: 'workshop-progress' }, done + ' of ' + QuireUI.plural(total, 'lesson') + ' done'), bar);
       QuireUI.fill(outline, s.outline.modules.map(function (m, mi) {
         return h('section', null, h('h4', null, (mi + 1) + '. ' + m.title), m.summary ? h('p', { class: 'muted small' }, m.summary) : null,
           h('ol', null, m.lessons.map(function (l, li) {
@@ -488,7 +495,7 @@
   function showSources(side, node) {
     var list = h('ul', { class: 'mm-passages' });
     QuireUI.fill(side, h('h4', { testid: 'mm-selected' }, node.label),
-      node.chunk_ids.length ? h('p', { class: 'muted small' }, node.chunk_ids.length + ' passage' + (node.chunk_ids.length > 1 ? 's' : '')) :
+      node.chunk_ids.length ? h('p', { class: 'muted small' }, QuireUI.plural(node.chunk_ids.length, 'passage')) :
         h('p', { class: 'muted small' }, 'No passage is linked to this topic.'), list);
     node.chunk_ids.slice(0, 6).forEach(function (cid) {
       var li = h('li', { testid: 'mm-passage' }, h('span', { class: 'muted small' }, 'Loading…'));
