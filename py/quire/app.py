@@ -123,6 +123,8 @@ class Quire:
         for hit in hits:
             language = self.library._sources.get(hit["source_id"], {}).get("language") or "en"
             hit["highlights"] = highlight_spans(hit["text"], query, self.library.index.tokenizer(language))
+            if language == "other" and hit.get("relevance") is not None:
+                hit["relevance"] = max(hit["relevance"], unstemmed_relevance(query, hit["text"]))
         return hits
 
     async def passage(self, chunk_id: str, query: str = "") -> dict:
@@ -212,6 +214,25 @@ def stitch(chunks: list[dict], target: dict) -> tuple[str, int]:
         out += body[covered - c["start"]:]
         covered = c["end"]
     return out, offset
+
+
+def unstemmed_relevance(query: str, text: str) -> float:
+    """A source in no detected language (a short note, say) is indexed without stemming, so
+    its passage says "forms" where the question says "form"; its relevance is the best
+    plain share of the question's words under the English or the German stemmer.
+
+    >>> unstemmed_relevance("How does basalt form?", "Basalt forms when lava cools.")
+    1.0
+    """
+    from quire.retrieval.tokenize import Tokenizer
+
+    best = 0.0
+    for language in ("en", "de"):
+        tokenize = Tokenizer(language)
+        terms = set(tokenize(query))
+        if terms:
+            best = max(best, len(terms & set(tokenize(text))) / len(terms))
+    return round(best, 3)
 
 
 _WORD = re.compile(r"\w[\w'’-]*")
