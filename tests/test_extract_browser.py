@@ -6,6 +6,7 @@ into the same passages with the same locations, so those figures hold in the bro
 
 import asyncio
 import base64
+import concurrent.futures
 
 import pytest
 
@@ -37,7 +38,9 @@ def cpython_chunks(name: str, data: bytes) -> list[dict]:
         await q.train()
         return await q.chunks(rec["id"])
 
-    return asyncio.run(go())
+    # Playwright's sync API keeps an event loop running in this thread: use another.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, go()).result()
 
 
 def shape(chunks: list[dict]) -> list[tuple]:
