@@ -199,6 +199,7 @@ def test_replace_is_one_commit():
 
     async def go():
         q = await mine(own_server=False)
+        await q.events.drain()  # the progress records of mine()'s Train are written in the background
         commits = []
         real = q.store.commit
 
