@@ -20,31 +20,12 @@ from quire.services import vault as vs
 from quire.store import BUCKETS, MemoryStore, StoreFullError
 
 M = {**ps.METHODS, **vs.METHODS}
-DOCS = {
-    "cells.md": b"# Cells\n## Energy\nMitochondria make ATP for the cell.\n## Division\nMitosis splits one cell into two.\n",
-    "rocks.md": b"# Rocks\nBasalt forms when lava cools quickly. Granite cools slowly underground.\n",
-}
-NOW = to_ms("2025-03-10T18:00:00Z")
-
-
-def run(coro):
-    return asyncio.run(coro)
+# The same small library and helpers as the progress tests.
+from test_progress_service import DOCS, NOW, library, run, snapshot  # noqa: E402
 
 
 async def call(q, name, *args, payload=None):
     return await M[name](q, Context(payload=payload), *args)
-
-
-async def library(docs=DOCS, store=None):
-    q = await Quire.open(store or MemoryStore())
-    for name, data in docs.items():
-        await q.stage(name, data)
-    await q.train()
-    return q
-
-
-async def snapshot(store):
-    return {b: await store.all(b) for b in BUCKETS}
 
 
 async def study_for_a_while(q):
