@@ -2,7 +2,6 @@
 crafted files are refused and change nothing; settings that decide where data goes
 are never taken from a vault; the search index is rebuilt from the imported passages."""
 
-import asyncio
 import base64
 import io
 import json
@@ -17,7 +16,7 @@ from quire.progress.clock import to_ms
 from quire.services import Context
 from quire.services import progress as ps
 from quire.services import vault as vs
-from quire.store import BUCKETS, MemoryStore, StoreFullError
+from quire.store import MemoryStore, StoreFullError
 
 M = {**ps.METHODS, **vs.METHODS}
 # The same small library and helpers as the progress tests.
