@@ -485,18 +485,19 @@ def _chat(h: _Handler, body):
     head = {"model": body["model"]}
     thinking = reply.thinking if think else []
     pieces = [("thinking", t) for t in thinking] + [("content", c) for c in reply.content]
+    pieces, done_reason = _bounded(pieces, (body.get("options") or {}).get("num_predict"), reply.done_reason)
     prompt_tokens = sum(len(tokens(str(x.get("content", "")))) for x in body.get("messages") or [])
     final_stats = _durations(prompt_tokens, len(pieces) + len(reply.tool_calls))
     if not body.get("stream", True):
         if reply.error:
             raise _HTTPError(500, reply.error)
-        message = {"role": "assistant", "content": "".join(reply.content)}
+        message = {"role": "assistant", "content": "".join(t for k, t in pieces if k == "content")}
         if thinking:
-            message["thinking"] = "".join(thinking)
+            message["thinking"] = "".join(t for k, t in pieces if k == "thinking")
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls
         return h._send_json({**head, "created_at": _now(), "message": message, "done": True,
-                             "done_reason": reply.done_reason, **final_stats})
+                             "done_reason": done_reason, **final_stats})
     h._start_stream("application/x-ndjson")
     for i, (kind, text) in enumerate(pieces):
         h._wait(reply, i)
@@ -512,8 +513,16 @@ def _chat(h: _Handler, body):
         h._chunk(json.dumps({"error": reply.error}) + "\n")
     else:
         h._chunk(json.dumps({**head, "created_at": _now(), "message": {"role": "assistant", "content": ""},
-                             "done": True, "done_reason": reply.done_reason, **final_stats}) + "\n")
+                             "done": True, "done_reason": done_reason, **final_stats}) + "\n")
     h._end_stream()
+
+
+def _bounded(pieces: list, limit, reason: str) -> tuple[list, str]:
+    """Ollama stops at ``options.num_predict`` tokens (thinking included) with ``done_reason``
+    ``length``; here one queued chunk counts as one token."""
+    if isinstance(limit, int) and 0 <= limit < len(pieces):
+        return pieces[:limit], "length"
+    return pieces, reason
 
 
 def _generate(h: _Handler, body):
@@ -521,16 +530,17 @@ def _generate(h: _Handler, body):
     think = h._check_think(body, m)
     reply = h.stub.next_reply(str(body.get("prompt", "")))
     thinking = reply.thinking if think else []
-    stats = _durations(len(tokens(str(body.get("prompt", "")))), len(thinking) + len(reply.content))
+    pieces = [("thinking", t) for t in thinking] + [("response", c) for c in reply.content]
+    pieces, done_reason = _bounded(pieces, (body.get("options") or {}).get("num_predict"), reply.done_reason)
+    stats = _durations(len(tokens(str(body.get("prompt", "")))), len(pieces))
     head = {"model": body["model"]}
     if not body.get("stream", True):
-        out = {**head, "created_at": _now(), "response": "".join(reply.content), "done": True,
-               "done_reason": reply.done_reason, **stats}
+        out = {**head, "created_at": _now(), "response": "".join(t for k, t in pieces if k == "response"),
+               "done": True, "done_reason": done_reason, **stats}
         if thinking:
-            out["thinking"] = "".join(thinking)
+            out["thinking"] = "".join(t for k, t in pieces if k == "thinking")
         return h._send_json(out)
     h._start_stream("application/x-ndjson")
-    pieces = [("thinking", t) for t in thinking] + [("response", c) for c in reply.content]
     for i, (kind, text) in enumerate(pieces):
         h._wait(reply, i)
         line = {**head, "created_at": _now(), "response": text if kind == "response" else "", "done": False}
@@ -541,7 +551,7 @@ def _generate(h: _Handler, body):
         h._chunk(json.dumps({"error": reply.error}) + "\n")
     else:
         h._chunk(json.dumps({**head, "created_at": _now(), "response": "", "done": True,
-                             "done_reason": reply.done_reason, **stats}) + "\n")
+                             "done_reason": done_reason, **stats}) + "\n")
     h._end_stream()
 
 
@@ -600,15 +610,17 @@ def _v1_chat(h: _Handler, body):
     calls = [{"index": i, "id": f"call_{i:08d}", "type": "function",
               "function": {"name": c["function"]["name"], "arguments": json.dumps(c["function"].get("arguments", {}))}}
              for i, c in enumerate(reply.tool_calls)]
-    finish = "tool_calls" if calls else reply.done_reason
+    pieces = [("reasoning", t) for t in thinking] + [("content", c) for c in reply.content]
+    pieces, reason = _bounded(pieces, body.get("max_tokens", body.get("max_completion_tokens")), reply.done_reason)
+    finish = "tool_calls" if calls else reason
     base = {"id": "chatcmpl-123", "created": int(time.time()), "model": body["model"], "system_fingerprint": "fp_ollama"}
-    usage = {"prompt_tokens": 10, "completion_tokens": len(reply.content), "total_tokens": 10 + len(reply.content)}
+    usage = {"prompt_tokens": 10, "completion_tokens": len(pieces), "total_tokens": 10 + len(pieces)}
     if not body.get("stream", False):
         if reply.error:
             raise _HTTPError(500, reply.error)
-        message = {"role": "assistant", "content": "".join(reply.content)}
+        message = {"role": "assistant", "content": "".join(t for k, t in pieces if k == "content")}
         if thinking:
-            message["reasoning"] = "".join(thinking)
+            message["reasoning"] = "".join(t for k, t in pieces if k == "reasoning")
         if calls:
             message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in calls]
         return h._send_json({**base, "object": "chat.completion", "usage": usage,
@@ -620,7 +632,6 @@ def _v1_chat(h: _Handler, body):
         h._chunk("data: " + json.dumps(chunk) + "\n\n")
 
     h._start_stream("text/event-stream")
-    pieces = [("reasoning", t) for t in thinking] + [("content", c) for c in reply.content]
     for i, (kind, text) in enumerate(pieces):
         h._wait(reply, i)
         event({"role": "assistant", "content": text if kind == "content" else "", **({kind: text} if kind != "content" else {})})

@@ -10,6 +10,10 @@ installs the packages named in pyproject.toml (engine + [test]) there.  It check
 Chromium, Node.js and npm (installing Debian's packages when running as root), and then
 runs pytest inside that environment.  Browser tests build their own bundle into a
 temporary folder.
+
+The real-server tier (``tests/real``) needs llama.cpp's ``llama-server``, built once from a
+pinned sdist and cached (about 10 CPU-minutes the first time): the build starts here, in
+the background at low priority, before pytest, and those tests run last and wait for it.
 """
 
 from __future__ import annotations
@@ -72,7 +76,8 @@ def ensure_packages(python: Path) -> None:
 
 def missing_tools() -> list[str]:
     """Debian packages the suite needs that this machine lacks: Chromium for the browser tests,
-    Node.js for the build's memory snapshot and .pyc files, npm for OCR."""
+    Node.js for the build's memory snapshot and .pyc files, npm for OCR, Emscripten for voice,
+    espeak-ng and sox for the voice tests' spoken clips, cmake and g++ for llama-server."""
     need = []
     if not Path(CHROMIUM).exists():
         need.append("chromium")
@@ -80,6 +85,10 @@ def missing_tools() -> list[str]:
         need.append("nodejs")
     if shutil.which("npm") is None:
         need.append("npm")
+    for tool, package in (("cmake", "cmake"), ("g++", "g++"), ("make", "make"),  # llama-server for tests/real
+                          ("emcc", "emscripten"), ("espeak-ng", "espeak-ng"), ("sox", "sox")):  # voice
+        if shutil.which(tool) is None:
+            need.append(package)
     return need
 
 
@@ -90,9 +99,26 @@ def ensure_tools() -> None:
     if not Path(CHROMIUM).exists():
         sys.exit(f"Chromium not found at {CHROMIUM}. Install it (Debian/Ubuntu: sudo apt-get install -y chromium) "
                  "or point QUIRE_CHROMIUM at a Chromium/Chrome binary, then run this again.")
+    if shutil.which("cmake") is None or shutil.which("g++") is None:
+        sys.exit("cmake and a C++ compiler are needed to build llama-server for the real-server tests "
+                 "(Debian/Ubuntu: sudo apt-get install -y cmake g++ make), then run this again.")
     if shutil.which("node") is None or shutil.which("npm") is None:
         sys.exit("Node.js and npm are needed: the tests check the build's memory snapshot, .pyc files and OCR. "
                  "Install them (Debian/Ubuntu: sudo apt-get install -y nodejs npm), then run this again.")
+
+
+def start_real_server_build(python: Path) -> subprocess.Popen:
+    """Fetch the model and build llama-server (cached: instant when done before), niced, in the
+    background; its output goes to a log in the cache, named on the console."""
+    sys.path.insert(0, str(ROOT / "tests" / "real"))
+    import provision
+
+    log = provision.CACHE / "provision.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    if not provision.server_binary_path().exists():
+        print(f"Building llama-server for tests/real in the background (log: {log})…", flush=True)
+    return subprocess.Popen(["nice", "-n", "10", str(python), str(ROOT / "tests" / "real" / "provision.py")],
+                            stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=ROOT)
 
 
 def main() -> int:
@@ -100,7 +126,13 @@ def main() -> int:
     ensure_packages(python)
     ensure_tools()
     args = sys.argv[1:] or ["-q"]
-    return subprocess.run([str(python), "-m", "pytest", *args], cwd=ROOT).returncode
+    build = start_real_server_build(python)
+    try:
+        return subprocess.run([str(python), "-m", "pytest", *args], cwd=ROOT).returncode
+    finally:
+        if build.poll() is None:  # the run did not need it (a -k selection): stop building
+            build.terminate()
+            build.wait(30)
 
 
 if __name__ == "__main__":

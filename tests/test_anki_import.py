@@ -132,7 +132,7 @@ def members_of(data):
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda: b"not a zip", "damaged or incomplete"),
+    (lambda: b"not a zip", "not a zip archive, as every Anki file is: it holds plain text"),
     (lambda: repack({"notes.txt": b"hi"}), "holds no collection"),
     (lambda: repack({"collection.anki21b": b"\x28\xb5\x2f\xfd garbage"}), "cannot be unpacked"),
     (lambda: repack({"collection.anki21": b"SQLite format 3\x00" + bytes(100)}), "not a readable Anki database"),

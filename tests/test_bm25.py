@@ -208,3 +208,44 @@ def test_postings_sum_duplicates_whatever_the_input_order(shuffled):
     for col in range(0, 90_000, 997):  # rows ascend inside every column
         seg = p.indices[p.indptr[col]:p.indptr[col + 1]]
         assert np.all(np.diff(seg) > 0)
+
+
+def _weighed_columns(index, monkeypatch):
+    seen = []
+    original = BM25Index._column_weights
+
+    def spy(self, c):
+        seen.append(c)
+        return original(self, c)
+    monkeypatch.setattr(BM25Index, "_column_weights", spy)
+    return seen
+
+
+@pytest.mark.parametrize("edit", ["add", "remove"])
+def test_a_search_after_an_edit_weighs_only_the_query_terms_postings(edit, monkeypatch):
+    """The first search after a Train or a removal must not walk every posting of the library
+    (16M at 100k passages): only the query terms' columns are weighed, and the scores equal the
+    whole-index computation that the stored format keeps."""
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(300)]
+    docs = [list(rng.choice(words, size=40)) for _ in range(500)]
+    index = BM25Index()
+    index.add(range(500), docs)
+    index.search(["w1"])
+    if edit == "add":
+        index.add([500, 501], [["w3", "w3", "w9"], ["w9", "w299"]])
+    else:
+        index.remove([0, 17, 250])
+    seen = _weighed_columns(index, monkeypatch)
+    scores = index.scores(["w3", "w9", "w3", "unknown"])
+    assert sorted(set(seen)) == sorted({index._vocab["w3"], index._vocab["w9"]})
+    weights, _ = index._all_weights()
+    c = index._counts
+    cols = np.repeat(np.arange(c.n_cols), np.diff(c.indptr))
+    full = np.zeros(index.ids.shape[0])
+    for term, times in (("w3", 2), ("w9", 1)):
+        on = cols == index._vocab[term]
+        np.add.at(full, c.indices[on], weights[on] * times)
+    np.testing.assert_allclose(scores, full, rtol=1e-6)
+    if edit == "remove":
+        assert scores[[0, 17, 250]].tolist() == [0, 0, 0]

@@ -5,6 +5,7 @@ import hashlib
 import io
 import json
 import re
+import shutil
 import sys
 import zipfile
 from pathlib import Path
@@ -14,6 +15,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import build  # noqa: E402
+from quire_build import common, downloads, precompile  # noqa: E402
+from quire_build import images as file_images  # noqa: E402
+from quire_build import runtime as runtime_step, wheel as wheel_step  # noqa: E402
+from quire_build import pack as packing  # noqa: E402
 
 # URLs that may appear inside the bundle because nothing ever fetches them:
 INERT_URLS = {
@@ -28,15 +33,7 @@ URL = re.compile(r"""(?:https?:)?//[A-Za-z0-9][A-Za-z0-9.-]*\.[A-Za-z]{2,}[^\s"'
 
 def unpack(script: bytes) -> bytes:
     """The payload of an ``assets/pack/*.js`` file."""
-    return build.unpack(script)[1]
-
-
-def test_verify_rejects_a_tampered_file():
-    data = b"pyodide bytes"
-    good = hashlib.sha256(data).hexdigest()
-    assert build.verify("x", data, good) == data
-    with pytest.raises(build.BuildError, match="does not match the pinned"):
-        build.verify("x", data + b"!", good)
+    return packing.unpack(script)[1]
 
 
 def test_runtime_from_a_release_folder_is_checked_file_by_file(tmp_path, built_dist):
@@ -92,7 +89,7 @@ def test_bundle_table_matches_pack_payloads(built_dist):
         elif pinned and name != "pyodide-lock.json":
             assert info["sha256"] == pinned, f"{name} is not the pinned file"
     assert bundle["base"].startswith("https://") and ".invalid/" in bundle["base"]
-    assert {a["group"] for a in bundle["assets"].values()} == {"boot", "lazy", "engine", "ocr"}
+    assert {a["group"] for a in bundle["assets"].values()} == {"boot", "lazy", "engine", "ocr", "voice"}
     lazy = {n for n, a in bundle["assets"].items() if a["group"] == "lazy"}
     assert any(n.startswith("scikit_learn-") for n in lazy) and any(n.startswith("scipy-") for n in lazy)
     first = {n for n, a in bundle["assets"].items() if a.get("first")}
@@ -114,16 +111,16 @@ def test_trimmed_wheels_lose_only_what_strip_names(built_dist):
 
 
 def test_strip_wheel_keeps_the_same_bytes_when_nothing_matches():
-    wheel = build.deterministic_zip({"a/x.py": b"x = 1", "a/y.c": b"int y;"})
-    assert build.strip_wheel(wheel, ["*.h"]) is wheel
-    assert zipfile.ZipFile(io.BytesIO(build.strip_wheel(wheel, ["*.c"]))).namelist() == ["a/x.py"]
+    wheel = wheel_step.deterministic_zip({"a/x.py": b"x = 1", "a/y.c": b"int y;"})
+    assert runtime_step.strip_wheel(wheel, ["*.h"]) is wheel
+    assert zipfile.ZipFile(io.BytesIO(runtime_step.strip_wheel(wheel, ["*.c"]))).namelist() == ["a/x.py"]
 
 
 def test_file_image_round_trips():
     files = {"pkg/__init__.py": b"", "pkg/data.bin": bytes(range(256)), "pkg/\u00e9t\u00e9.py": b"x"}
-    assert build.read_image(build.file_image(files)) == files
+    assert file_images.read_image(file_images.file_image(files)) == files
     with pytest.raises(ValueError):
-        build.read_image(b"PK\x03\x04")
+        file_images.read_image(b"PK\x03\x04")
 
 
 def test_boot_images_carry_the_wheels_and_compiled_modules(built_dist):
@@ -132,7 +129,7 @@ def test_boot_images_carry_the_wheels_and_compiled_modules(built_dist):
     bundle = bundle_of(built_dist)
     images = {i["package"]: i["asset"] for i in bundle["bootImages"] + bundle["wheelImages"]}
     assert set(images) == {"numpy", "quire", "snowballstemmer"}
-    quire = build.read_image(unpack((built_dist / bundle["assets"][images["quire"]]["src"]).read_bytes()))
+    quire = file_images.read_image(unpack((built_dist / bundle["assets"][images["quire"]]["src"]).read_bytes()))
     assert "quire/__init__.py" in quire and "quire/prompts.py" in quire
     assert {f"quire/prompts/{p.name}" for p in (ROOT / "prompts").glob("*.md")} <= set(quire)
     record = quire[next(n for n in quire if n.endswith("/RECORD"))].decode()
@@ -140,7 +137,7 @@ def test_boot_images_carry_the_wheels_and_compiled_modules(built_dist):
     assert quire["quire/__init__.py"] == (ROOT / "py/quire/__init__.py").read_bytes()
     pyc = quire["quire/__pycache__/__init__.cpython-312.pyc"]
     assert pyc[4:8] == (0b01).to_bytes(4, "little"), "expected an unchecked hash-based .pyc (PEP 552 flags = 1)"
-    numpy = build.read_image(unpack((built_dist / bundle["assets"][images["numpy"]]["src"]).read_bytes()))
+    numpy = file_images.read_image(unpack((built_dist / bundle["assets"][images["numpy"]]["src"]).read_bytes()))
     assert "numpy/_core/_multiarray_umath.cpython-312-wasm32-emscripten.so" in numpy
     assert "numpy/__pycache__/__init__.cpython-312.pyc" in numpy
     assert not [n for n in numpy if n.endswith((".pyi", ".pxd", ".h", ".c"))]
@@ -158,24 +155,24 @@ def test_the_bundle_names_its_memory_snapshot(built_dist):
 def test_the_node_steps_give_the_same_bytes_every_time(tmp_path):
     """The snapshot and the .pyc files are made afresh (empty caches) twice: same bytes."""
     pins = build.load_pins()
-    runtime = build.trim_runtime(pins, build.fetch_runtime(pins, build.DEFAULT_CACHE))
+    runtime = runtime_step.trim_runtime(pins, build.fetch_runtime(pins, build.DEFAULT_CACHE))
     modules = pins["pyodide"]["snapshot_imports"]
-    one = build.make_snapshot(runtime, tmp_path / "a", modules)
-    two = build.make_snapshot(runtime, tmp_path / "b", modules)
+    one = precompile.make_snapshot(runtime, tmp_path / "a", modules)
+    two = precompile.make_snapshot(runtime, tmp_path / "b", modules)
     assert one["data"] == two["data"] and one["sha256"] == two["sha256"]
     sources = {"pkg/__init__.py": b"X = {'a', 'b', 'c'}\n", "pkg/mod.py": b"def f():\n    return 1\n"}
-    pycs = build.compile_pycs(sources, runtime, tmp_path / "a")
+    pycs = precompile.compile_pycs(sources, runtime, tmp_path / "a")
     assert set(pycs) == {"pkg/__pycache__/__init__.cpython-312.pyc", "pkg/__pycache__/mod.cpython-312.pyc"}
-    assert build.compile_pycs(sources, runtime, tmp_path / "b") == pycs
+    assert precompile.compile_pycs(sources, runtime, tmp_path / "b") == pycs
 
 
 def test_a_machine_without_node_builds_without_the_precompile_steps(tmp_path, monkeypatch, capsys):
     pins = build.load_pins()
-    runtime = build.trim_runtime(pins, build.fetch_runtime(pins, build.DEFAULT_CACHE))
-    monkeypatch.setattr(build.shutil, "which", lambda name: None)
-    assert build.make_snapshot(runtime, tmp_path / "empty-cache", ["json"]) is None
+    runtime = runtime_step.trim_runtime(pins, build.fetch_runtime(pins, build.DEFAULT_CACHE))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert precompile.make_snapshot(runtime, tmp_path / "empty-cache", ["json"]) is None
     assert "no Pyodide memory snapshot" in capsys.readouterr().err
-    assert build.compile_pycs({"a.py": b"x = 1"}, runtime, tmp_path / "empty-cache") == {}
+    assert precompile.compile_pycs({"a.py": b"x = 1"}, runtime, tmp_path / "empty-cache") == {}
 
 
 def _urls(text: str) -> set[str]:
@@ -217,97 +214,12 @@ def test_same_inputs_give_the_same_bytes(tmp_path):
         assert (again / name).read_bytes() == (first / name).read_bytes(), name
 
 
-def test_pack_gzips_only_when_it_pays():
-    text = b"abc " * 1000
-    script, gz = build.pack("t.txt", text)
-    assert gz and unpack(script) == text
-    noise = hashlib.sha256(b"seed").digest() * 1  # 32 random-looking bytes do not compress
-    script, gz = build.pack("n.bin", noise)
-    assert not gz and unpack(script) == noise
-
-
-@pytest.mark.parametrize("size", [0, 1, 14, 15, 119, 120, 121, 1000])
-def test_pack_round_trips_every_length(size):
-    data = (hashlib.sha256(str(size).encode()).digest() * 40)[:size]
-    script, _ = build.pack("x.bin", data)
-    assert build.unpack(script) == ("x.bin", data)
-    units = script[2:].decode("utf-16-le")
-    declared = int(units[:units.index(',"')].rsplit(",", 1)[1])
-    payload = units[units.index(',"') + 2:-4]
-    # 15 bits per character, all in 0x1000..0x8FFF: no quote, backslash, line break or surrogate
-    assert all(0x1000 <= ord(c) <= 0x8FFF for c in payload)
-    assert len(payload) == 64 * -(-declared // build.PACK_BLOCK)
-
-
-def test_pack_is_utf16_with_a_byte_order_mark():
-    """The BOM makes browsers read the script as UTF-16 whatever charset a server claims."""
-    script, _ = build.pack("x.bin", b"payload")
-    assert script.startswith(b"\xff\xfe")
-    assert script[2:].decode("utf-16-le").startswith('self.__quirePack("x.bin",0,7,"')
-
-
 def test_service_worker_lists_every_file_and_the_build(built_dist):
     sw = (built_dist / "sw.js").read_text()
     manifest = json.loads((built_dist / "manifest.json").read_text())
     files = json.loads(re.search(r"var FILES = (\[.*?\]);", sw).group(1))
     assert set(files) == {"./"} | (set(manifest["files"]) - {"sw.js"})
     assert f"var BUILD = '{manifest['build']}'" in sw
-
-
-def test_a_machine_without_npm_or_network_still_builds_without_ocr(tmp_path, monkeypatch, capsys):
-    pins = build.load_pins()
-    monkeypatch.setattr(build.shutil, "which", lambda name: None)
-
-    def offline(url, what, accept=None):
-        raise build.DownloadError(f"could not download {what} from {url} (offline)")
-
-    monkeypatch.setattr(build, "http_get", offline)
-    assert build.fetch_ocr_or_skip(pins, tmp_path / "empty-cache") == {}
-    assert "building without OCR" in capsys.readouterr().err
-
-
-def test_without_npm_a_tarball_comes_straight_from_the_registry(tmp_path, monkeypatch):
-    """Stock Debian has no npm: the pinned tarball is downloaded over HTTPS and its integrity checked."""
-    pin = build.load_pins()["ocr"]["eng"]
-    cached = build.DEFAULT_CACHE / "npm" / build.ocr_tarball_name(pin["package"], pin["version"])
-    real = build.npm_tarball(pin["package"], pin["version"], pin["integrity"], build.DEFAULT_CACHE)
-    asked = []
-
-    def registry(url, what, accept=None):
-        asked.append(url)
-        return real if url.endswith(f"/{pin['package']}/-/eng-{pin['version']}.tgz") else b"?"
-
-    monkeypatch.setattr(build.shutil, "which", lambda name: None)
-    monkeypatch.setattr(build, "http_get", registry)
-    assert build.npm_tarball(pin["package"], pin["version"], pin["integrity"], tmp_path) == real
-    assert asked == [f"{build.NPM_REGISTRY}/@tesseract.js-data/eng/-/eng-1.0.0.tgz"] and cached.is_file()
-
-    monkeypatch.setattr(build, "http_get", lambda url, what, accept=None: real[:-1] + b"!")
-    with pytest.raises(build.BuildError, match="integrity"):
-        build.npm_tarball(pin["package"], pin["version"], pin["integrity"], tmp_path / "other")
-
-
-def test_without_pip_a_wheel_comes_from_the_index_listing(tmp_path, monkeypatch):
-    """No pip (stock Debian): the file is found in the index's JSON listing (PEP 691) and checked."""
-    filename, sha = next((f, h) for f, h in build.load_pins()["wheels"].items() if f.startswith("fsrs-"))
-    real = build.cached_download("fsrs==6.3.2", filename, sha, build.DEFAULT_CACHE)
-    listing = {"files": [{"filename": "fsrs-0.1.0-py3-none-any.whl", "url": "https://files.example.invalid/old.whl"},
-                         {"filename": filename, "url": "https://files.example.invalid/new.whl"}]}
-
-    def index(url, what, accept=None):
-        if url == f"{build.PYPI_SIMPLE}/fsrs/":
-            assert accept == "application/vnd.pypi.simple.v1+json"
-            return json.dumps(listing).encode()
-        assert url == "https://files.example.invalid/new.whl"
-        return real
-
-    monkeypatch.setattr(build, "has_pip", lambda: False)
-    monkeypatch.setattr(build, "http_get", index)
-    assert build.cached_download("fsrs==6.3.2", filename, sha, tmp_path) == real
-    monkeypatch.setattr(build, "http_get", lambda url, what, accept=None: (
-        json.dumps(listing).encode() if url.endswith("/fsrs/") else real + b"tampered"))
-    with pytest.raises(build.BuildError, match="does not match the pinned"):
-        build.cached_download("fsrs==6.3.2", filename, sha, tmp_path / "other")
 
 
 def test_core_files_come_from_the_official_npm_package(tmp_path):
@@ -317,13 +229,13 @@ def test_core_files_come_from_the_official_npm_package(tmp_path):
 
     pins = build.load_pins()
     py = pins["pyodide"]
-    tarball = build.npm_tarball(py["npm_package"], py["version"], py["npm_integrity"], build.DEFAULT_CACHE)
+    tarball = downloads.npm_tarball(py["npm_package"], py["version"], py["npm_integrity"], build.DEFAULT_CACHE)
     runtime = build.fetch_runtime(pins, build.DEFAULT_CACHE)
     with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
-        for name in build.CORE_FILES:
+        for name in common.CORE_FILES:
             assert runtime[name] == archive.extractfile(f"package/{name}").read(), name
         official = json.loads(archive.extractfile("package/pyodide-lock.json").read())["packages"]
-    trimmed = build.trim_runtime(pins, runtime)
+    trimmed = runtime_step.trim_runtime(pins, runtime)
     shipped = json.loads(trimmed["pyodide-lock.json"])["packages"]
     assert set(shipped) == {k for k, p in official.items() if p["file_name"] in runtime}
     for key, pkg in shipped.items():

@@ -18,16 +18,6 @@ HITS = [
 ]
 
 
-@pytest.mark.parametrize("location,label", [
-    ({"page": 5}, "p. 5"), ({"slide": 3}, "slide 3"), ({"sheet": "Sheet1", "rows": [2, 21]}, "Sheet1 rows 2–21"),
-    ({"sheet": "Sales", "rows": [7, 7]}, "Sales row 7"), ({"sheet": "Sales"}, "Sales"),
-    ({"section": ["Setup", "Install"]}, "Setup › Install"), ({"chapter": "Loomings"}, "Loomings"),
-    ({}, ""), (None, ""),
-])
-def test_location_label(location, label):
-    assert a.location_label(location) == label
-
-
 def test_citations_for():
     cs = a.citations_for(HITS)
     assert [c["n"] for c in cs] == [1, 2, 3, 4]

@@ -18,7 +18,7 @@ LIBRARY = [
 ]
 CHUNKS = {
     "bio": [Chunk("bio", {"page": 1}, 0, 40, "Mitosis makes two identical cells."),
-            Chunk("bio", {"page": 2}, 40, 90, "Meiosis makes four cells with half the chromosomes.")],
+            Chunk("bio", {"page": 2}, 40, 90, "Meiosis makes four cells with half the chromosomes.", n=1)],
     "l3": [{"chunk_id": "l3:0", "location": {"slide": 3}, "text": "Mitosis has four phases."}],
 }
 
@@ -73,7 +73,7 @@ def test_analyze_document_validates_and_resolves_citations():
     assert out["entities"] == [{"name": "Mitosis", "type": "process"}]
     assert out["key_facts"] == [{"fact": "Mitosis makes two cells.", "citations": [1],
                                  "sources": [{"chunk_id": "bio:0", "location_label": "p. 1"}]}]
-    assert [p["chunk_id"] for p in out["passages"]] == ["bio:0", "bio:40"]
+    assert [p["chunk_id"] for p in out["passages"]] == ["bio:0", "bio:1"]
 
 
 @pytest.mark.parametrize("aspect,question,phrase", [

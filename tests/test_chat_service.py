@@ -251,3 +251,24 @@ def test_replay_runs_a_sync_tool_against_an_async_model():
         return first if first.startswith("{") else call("p", {})
     assert run(chat_service.replay(tool, model)) == '{"ok": 1}'
     assert asked == ["p", "p"]
+
+
+def test_document_tools_cite_the_library_chunk_ids(stub):
+    """Passages an analysis cites carry the ids the page opens (``<source id>:<n>``), one per
+    passage: not each chunk's offset inside its section, which repeats across sections."""
+    analysis = {"summary": "About cells.", "topics": ["cells"], "entities": [],
+                "key_facts": [{"fact": "Mitochondria make ATP.", "citations": [1, 2]}]}
+    stub.enqueue_chat("", tool_calls=[{"name": "analyze_document", "arguments": {"document": "Biology.md"}}])
+    stub.enqueue_chat(json.dumps(analysis))
+    stub.enqueue_chat("Cells [1].")
+
+    async def go():
+        cells = "# Cells\n## Energy\nMitochondria make ATP.\n## Division\nMitosis makes two cells.\n## Membranes\nLipids."
+        q = await engine(stub.url, "llama3.2:3b", docs=(("Biology", cells, "Science"),))
+        _, events = await ask(q, "Summarise", {"scope": {"category": "Science"}})
+        bio = next(s["id"] for s in q.sources() if s["name"] == "Biology.md")
+        return events, [c["id"] for c in await q.chunks(bio)]
+    events, bio_ids = run(go())
+    analysed = json.loads(next(e for e in events if e["type"] == "tool_result")["result"])
+    assert len(bio_ids) >= 3 and sorted(p["chunk_id"] for p in analysed["passages"]) == sorted(bio_ids)
+    assert [s["chunk_id"] for s in analysed["key_facts"][0]["sources"]] == [p["chunk_id"] for p in analysed["passages"][:2]]

@@ -52,7 +52,7 @@ def test_plural_storage_after_train_and_train_close(playwright_instance, built_d
         # Nothing but Train's own end refreshes the figure here.
         page.wait_for_function(f"() => ({STORAGE})() !== {before!r}")
 
-        parts = dict(page.eval_on_selector_all('[data-testid="source-row"]', "rs => rs.map(r => [r.dataset.name, r.children[3].textContent])"))
+        parts = dict(page.eval_on_selector_all('[data-testid="source-row"]', "rs => rs.map(r => [r.dataset.name, r.querySelector('[data-testid=source-parts]').textContent])"))
         assert parts["habibi.pdf"] == "1 page"
         assert parts["N18-3011.pdf"].endswith(" pages") and not parts["N18-3011.pdf"].startswith("1 ")
 

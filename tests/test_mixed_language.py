@@ -68,6 +68,21 @@ def test_right_page_in_top_3_and_first_hit_from_the_right_source(library, questi
         assert hits[0]["relevance"] >= WEAK  # same language: most of the question's words are on the page
 
 
+# "What is X?" questions: the page defining X first, not the page naming X most (retrieval/definition.py).
+# Before, page 8 ("as when training SPECTER", six "training"s) came first for SPECTER.
+@pytest.mark.parametrize(
+    "question,source,pages",
+    [
+        (SPECTER, "2020.acl-main.207.pdf", {1, 2, 3, 5}),
+        ("Was ist ein topologischer Raum und welche Eigenschaften muss er haben?", GERMAN, {6}),
+        ("Wann ist eine stetige Abbildung eine Überlagerung?", GERMAN, {55}),
+    ],
+)
+def test_definitional_question_searches_the_defining_page_first(library, question, source, pages):
+    hits = library.search(question, k=10)
+    assert (hits[0]["source"], hits[0]["location"].get("page") in pages) == (source, True), where(hits[:3])
+
+
 def test_english_question_gets_no_german_passage_on_function_words(library):
     hits = library.search(SPECTER, k=10)
     assert GERMAN not in [s for s, _ in where(hits[:3])], where(hits)

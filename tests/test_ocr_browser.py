@@ -18,6 +18,8 @@ from conftest import ROOT, copy_dist
 
 sys.path.insert(0, str(ROOT))
 import build  # noqa: E402
+from quire_build.ocr import ocr_asset_names  # noqa: E402
+from quire_build.pack import pack_name  # noqa: E402
 
 browser = pytest.mark.browser  # the asset-name and CER tests below need no browser
 
@@ -93,7 +95,7 @@ def test_levenshtein_agrees_with_the_reference_on_random_strings():
 
 
 def test_ocr_js_names_the_assets_build_py_packs():
-    names = build.ocr_asset_names(build.load_pins())
+    names = ocr_asset_names(build.load_pins())
     source = (ROOT / "site" / "assets" / "ocr.js").read_text(encoding="utf-8")
     block = re.search(r"var FILES = \{(.*?)\};", source, re.S).group(1)
     in_js = dict(re.findall(r"(\w+): '([^']+)'", block))
@@ -108,7 +110,7 @@ def test_ocr_js_names_the_assets_build_py_packs():
 def ocr_dist(built_dist) -> Path:
     bundle = (built_dist / "assets" / "bundle.js").read_text(encoding="utf-8")
     assets = json.loads(bundle.split("=", 1)[1].rstrip().rstrip(";"))["assets"]
-    missing = [n for n in build.ocr_asset_names(build.load_pins()).values() if n not in assets]
+    missing = [n for n in ocr_asset_names(build.load_pins()).values() if n not in assets]
     if missing:
         pytest.fail(f"the build has no OCR assets {missing}: wire ocr_assets()/fetch_ocr() into build.py's assemble()/main()")
     return built_dist
@@ -241,8 +243,8 @@ def test_a_bundle_built_without_ocr_says_so(context, tmp_path, serve, page_log):
 def test_missing_language_file_and_unknown_language_fail_fast(context, ocr_dist, tmp_path, page_log):
     """tesseract.js hangs on a missing language file; QuireOCR must name the file instead."""
     stick = copy_dist(ocr_dist, tmp_path / "Quire")
-    eng = build.ocr_asset_names(build.load_pins())["eng"]
-    (stick / build.pack_name(eng)).unlink()
+    eng = ocr_asset_names(build.load_pins())["eng"]
+    (stick / pack_name(eng)).unlink()
     page = open_quire(context, (stick / "index.html").as_uri(), page_log)
     out = page.evaluate("""async () => {
       const canvas = document.createElement('canvas');

@@ -341,3 +341,30 @@ def test_script_mode_prints_ready_and_serves(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=TIMEOUT)
+
+
+# --- bounded generation: options.num_predict / max_tokens ------------------------
+@pytest.mark.parametrize("path,body,stream", [
+    ("/api/chat", {"messages": [{"role": "user", "content": "hi"}], "options": {"num_predict": 2}}, True),
+    ("/api/chat", {"messages": [{"role": "user", "content": "hi"}], "options": {"num_predict": 2}, "stream": False}, False),
+    ("/api/generate", {"prompt": "hi", "options": {"num_predict": 2}}, True),
+])
+def test_ollama_stops_at_num_predict_with_done_reason_length(stub, path, body, stream):
+    stub.enqueue_chat(["a", "b", "c", "d"])
+    status, _, raw = call(stub, "POST", path, {"model": "llama3.2:3b", **body})
+    lines = ndjson(raw) if stream else [json.loads(raw)]
+    text = "".join((l.get("message") or {}).get("content", "") + l.get("response", "") for l in lines)
+    assert status == 200 and text == "ab"
+    assert lines[-1]["done"] is True and lines[-1]["done_reason"] == "length" and lines[-1]["eval_count"] == 2
+
+
+@pytest.mark.parametrize("limit,reason,text", [(None, "stop", "abcd"), (4, "stop", "abcd"), (3, "length", "abc")])
+def test_v1_stops_at_max_tokens_with_finish_reason_length(stub, limit, reason, text):
+    stub.enqueue_chat(["a", "b", "c", "d"])
+    body = {"model": "llama3.2:3b", "messages": [{"role": "user", "content": "hi"}], "stream": True,
+            "stream_options": {"include_usage": True}, **({"max_tokens": limit} if limit else {})}
+    _, _, raw = call(stub, "POST", "/v1/chat/completions", body)
+    chunks = [json.loads(d) for d in sse(raw) if d != "[DONE]"]
+    got = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+    finish = [c["choices"][0]["finish_reason"] for c in chunks if c["choices"] and c["choices"][0]["finish_reason"]]
+    assert got == text and finish == [reason] and chunks[-1]["usage"]["completion_tokens"] == len(text)

@@ -6,13 +6,13 @@ import pytest
 
 from quire.model import Chunk
 from quire.study.generate import generate
-from quire.study.schemas import SCHEMAS, schema_for
+from quire.study.schemas import schema_for
 from quire.study.select import select_chunks
 from quire.study.validate import StudyError, parse_json, validate
 
 CHUNKS = [
     Chunk("ir.md", {"section": ["Ranking", "BM25"]}, 0, 80, "BM25 ranks documents by term frequency and inverse document frequency."),
-    Chunk("ir.md", {"section": ["Ranking", "Dense"]}, 80, 160, "Dense retrieval embeds queries and documents as vectors."),
+    Chunk("ir.md", {"section": ["Ranking", "Dense"]}, 80, 160, "Dense retrieval embeds queries and documents as vectors.", n=1),
 ]
 
 
@@ -92,9 +92,9 @@ def test_generate_quiz_maps_citations_to_chunks():
     model = FakeModel({"items": [MC, TF, {**MC, "answer": 9}]})
     out = generate("quiz", CHUNKS, model, count=2, difficulty="easy", scope="IR notes")
     prompt, schema = model.calls[0]
-    assert schema == SCHEMAS["quiz"]
-    assert "[1] (ir.md, Ranking > BM25)" in prompt and "IR notes" in prompt and "2 questions" in prompt
-    assert [i["chunk_ids"] for i in out["items"]] == [["ir.md:0"], ["ir.md:80"]]
+    assert schema == schema_for("quiz", 2, len(CHUNKS))
+    assert "[1] (ir.md, Ranking › BM25)" in prompt and "IR notes" in prompt and "2 questions" in prompt
+    assert [i["chunk_ids"] for i in out["items"]] == [["ir.md:0"], ["ir.md:1"]]
     assert out["items"][0]["chunk_hashes"] == {"ir.md:0": CHUNKS[0].hash}
     assert all(i["made_without_ai"] is False and "citations" not in i for i in out["items"])
     assert out["report"]["offered"] == 3 and out["report"]["kept"] == 2
@@ -153,7 +153,7 @@ def test_generate_documents_keep_part_provenance():
     model = FakeModel(lesson)
     out = generate("workshop_lesson", CHUNKS, model, module_title="Ranking", lesson_title="BM25", objective="Explain BM25")
     assert "Lesson: BM25" in model.calls[0][0]
-    assert out["items"][0]["key_points"] == ["k"] and out["items"][0]["sections"][0]["chunk_ids"] == ["ir.md:0", "ir.md:80"]
+    assert out["items"][0]["key_points"] == ["k"] and out["items"][0]["sections"][0]["chunk_ids"] == ["ir.md:0", "ir.md:1"]
 
     mindmap = {"topic": "IR", "children": [{"label": "Ranking", "citations": [], "children": [
         {"label": "BM25", "citations": [1], "children": [{"label": "IDF", "citations": [1]}]}]}]}
@@ -165,9 +165,52 @@ def test_generate_documents_keep_part_provenance():
 def test_select_is_diverse_and_in_reading_order():
     texts = ["BM25 ranks documents by term frequency."] * 5 + ["Dense vectors embed meaning."] * 5 + \
             ["Spaced repetition schedules reviews."] * 5
-    chunks = [Chunk("s", {}, i, i + 1, t + f" Note {i}.") for i, t in enumerate(texts)]
+    chunks = [Chunk("s", {}, i, i + 1, t + f" Note {i}.", n=i) for i, t in enumerate(texts)]
     picked = select_chunks(chunks, 3)
     assert len({c.text.split(" Note")[0] for c in picked}) == 3
     assert [c.start for c in picked] == sorted(c.start for c in picked)
     assert select_chunks(chunks, 2, topic="spaced repetition reviews")[0].text.startswith("Spaced")
     assert len(select_chunks(chunks, 15, max_chars=100)) < 15
+
+
+# --- answers cut at the token limit ------------------------------------------------------
+from quire.study.generate import CutReply  # noqa: E402
+from quire.study.validate import salvage_json  # noqa: E402
+
+
+@pytest.mark.parametrize("text,value", [
+    ('{"items": [{"a": 1}, {"a": 2}]}', {"items": [{"a": 1}, {"a": 2}]}),
+    ('{"items": [{"a": 1}, {"a": "tw', {"items": [{"a": 1}]}),
+    ('{"items": [{"a": "x]}"}, {"a": ', {"items": [{"a": "x]}"}]}),
+    ('{"items": [{"a": "say \\"}\\" now"}, {', {"items": [{"a": 'say "}" now'}]}),
+    ('{"cards": [{"c": [1, 2]}, {"c": [3', {"cards": [{"c": [1, 2]}]}),
+    ('{"cards": [{"c": [1, 2]}, {"c": [3], "f": "x', {"cards": [{"c": [1, 2]}, {"c": [3]}]}),
+])
+def test_salvage_keeps_the_complete_part(text, value):
+    assert salvage_json(text) == value
+
+
+@pytest.mark.parametrize("text", ['{"items": [{"a": "never ends', "", "just prose"])
+def test_salvage_without_one_complete_item_is_a_clear_error(text):
+    with pytest.raises(StudyError, match="cut at the token limit|did not answer in JSON"):
+        salvage_json(text)
+
+
+def test_a_cut_answer_keeps_its_complete_items_and_the_retry_asks_for_fewer():
+    cut = json.dumps({"items": [MC, TF]})[:-30]  # MC complete, TF cut mid-way
+    model = FakeModel(CutReply(cut), {"items": [TF]})
+    out = generate("quiz", CHUNKS, model, count=4)
+    (first_prompt, first_schema), (second_prompt, second_schema) = model.calls
+    assert first_schema["properties"]["items"]["maxItems"] == 4 and "4 questions" in first_prompt
+    assert second_schema["properties"]["items"]["maxItems"] == 2 and "2 questions" in second_prompt
+    assert [i["question"] for i in out["items"]] == [MC["question"], TF["question"]]
+    assert out["report"]["cut"] == 1 and "token limit" in out["report"]["errors"][0]
+
+
+def test_a_cut_document_is_asked_again_smaller():
+    outline = {"title": "IR", "modules": [{"title": "Ranking", "summary": "BM25",
+                                           "lessons": [{"title": "BM25", "objective": "Rank", "citations": [1]}]}]}
+    model = FakeModel(CutReply('{"title": "IR", "modules": [{"title": "Ran'), outline)
+    out = generate("workshop_outline", CHUNKS, model, count=3)
+    first, second = (schema["properties"]["modules"]["maxItems"] for _, schema in model.calls)
+    assert second < first and out["items"][0]["title"] == "IR" and out["report"]["cut"] == 1

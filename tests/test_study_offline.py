@@ -7,7 +7,6 @@ import pytest
 from quire.model import Chunk
 from quire.study import offline_cards, offline_maps, offline_quiz
 from quire.study.anki import cloze_numbers
-from quire.study.items import chunk_id
 from quire.study.text import normalize
 from quire.study.validate import CLOZE, check_card, check_quiz_item
 
@@ -22,13 +21,13 @@ def paper_chunks(pdf_dir):
         # Simple splitting: each page in two halves at a line break.
         cut = text.find("\n", len(text) // 2)
         for part in (text[:cut], text[cut:]) if cut > 0 else (text,):
-            chunks.append(Chunk("N18-3011.pdf", {"page": page_no}, offset, offset + len(part), part))
+            chunks.append(Chunk("N18-3011.pdf", {"page": page_no}, offset, offset + len(part), part, n=len(chunks)))
             offset += len(part)
     return chunks
 
 
 def _source(chunks, item):
-    by_id = {chunk_id(c): c for c in chunks}
+    by_id = {c.id: c for c in chunks}
     return [by_id[i] for i in item["chunk_ids"]]
 
 
@@ -102,8 +101,8 @@ def test_outline_from_headings(paper_chunks):
 def test_section_breadcrumbs_win():
     chunks = [
         Chunk("notes.md", {"section": ["Setup"]}, 0, 60, "Install the package manager first. The package manager fetches packages."),
-        Chunk("notes.md", {"section": ["Setup", "Install"]}, 60, 120, "Run the installer twice. The installer checks the disk."),
-        Chunk("notes.md", {"section": ["Usage"]}, 120, 180, "Open the dashboard to see reports. The dashboard refreshes reports hourly."),
+        Chunk("notes.md", {"section": ["Setup", "Install"]}, 60, 120, "Run the installer twice. The installer checks the disk.", n=1),
+        Chunk("notes.md", {"section": ["Usage"]}, 120, 180, "Open the dashboard to see reports. The dashboard refreshes reports hourly.", n=2),
     ]
     mm = offline_maps.make_mindmap(chunks, title="Notes")
     assert mm["topic"] == "Notes"
@@ -115,7 +114,7 @@ def test_section_breadcrumbs_win():
 
 def test_clusters_when_there_is_no_structure():
     texts = ["Cats purr when cats are happy. Cats purr loudly."] * 3 + ["Dogs bark at night. Dogs bark at cars."] * 3
-    chunks = [Chunk("pets.txt", {}, i * 100, i * 100 + 50, t) for i, t in enumerate(texts)]
+    chunks = [Chunk("pets.txt", {}, i * 100, i * 100 + 50, t, n=i) for i, t in enumerate(texts)]
     mm = offline_maps.make_mindmap(chunks)
     assert len(mm["children"]) == 2
 

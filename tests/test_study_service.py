@@ -308,3 +308,56 @@ def test_no_llm_cloze_answers_occur_in_their_passage_on_a_real_pdf(pdf_dir):
         assert len(mm["map"]["children"]) >= 3
 
     run(go())
+
+
+def test_requests_are_sized_from_the_count_and_a_cut_answer_asks_again_for_fewer(stub):
+    from quire.study.schemas import token_budget
+
+    cut = json.dumps({"items": [MC, TF, {**MC, "question": "What divides?"}]})[:-40]
+    stub.enqueue_chat(cut, done_reason="length")
+    stub.enqueue_chat(json.dumps({"items": [{**MC, "question": "Which organelle has DNA?"}, TF]}))
+
+    async def go():
+        q = await engine(stub.url)
+        events = []
+        quiz = await call(q, "studyGenerate", "quiz", {"scope": {"sources": [sid(q, "Biology")]}, "count": 4},
+                          events=events)
+        return quiz, events
+    quiz, events = run(go())
+    first, second = stub.bodies("/api/chat")
+    assert first["format"]["properties"]["items"]["maxItems"] == 4 and second["format"]["properties"]["items"]["maxItems"] == 2
+    assert first["options"]["num_predict"] == token_budget(first["format"]) > second["options"]["num_predict"]
+    assert [i["question"] for i in quiz["items"]] == ["What makes ATP?", "Mitosis makes four gametes.",
+                                                     "Which organelle has DNA?"]
+    assert quiz["report"]["cut"] == 1 and any("reached its limit" in e.get("message", "") for e in events)
+
+
+def test_sets_stored_by_an_earlier_version_keep_their_passages():
+    """Sets as the version before the one chunk-id scheme stored them (made with ``<name>:<n>``
+    ids and renamed to ``<source id>:<n>`` before saving): their ids still open passages, flag
+    nothing while the text is unchanged, and an unwritten lesson is written from them."""
+    async def go():
+        q = await engine()
+        bio = sid(q, "Biology")
+        chunks = await q.chunks(bio)
+        one, two = chunks[1], chunks[2]
+        card = {"type": "basic", "front": "What makes ATP?", "back": "Mitochondria", "id": "0123456789abcdef",
+                "chunk_ids": [f"{bio}:1"], "chunk_hashes": {f"{bio}:1": one["hash"]}, "made_without_ai": True}
+        base = {"created": 1.7e9, "scope": None, "scope_label": "all your documents", "sources": [bio],
+                "difficulty": "medium", "topic": "", "made_without_ai": True, "report": {}}
+        deck = {**base, "id": "olddeck00001", "kind": "flashcards", "title": "Flashcards: old", "items": [card],
+                "schedules": {}}
+        workshop = {**base, "id": "oldwork00001", "kind": "workshop", "title": "Workshop: old", "lessons": {}, "done": [],
+                    "outline": {"title": "Cells", "made_without_ai": True, "modules": [
+                        {"title": "Division", "summary": "", "lessons": [
+                            {"title": "Division", "objective": "Compare them.", "chunk_ids": [f"{bio}:2"]}]}]}}
+        await q.store.commit([("study", deck["id"], deck), ("study", workshop["id"], workshop)])
+        assert (await call(q, "studyOpen", deck["id"]))["flags"] == {}
+        passage = await q.passage(f"{bio}:1")
+        assert passage["chunk"]["text"] == one["text"] and passage["source"]["name"] == "Biology.md"
+        lesson = (await call(q, "openLesson", workshop["id"], 0, 0, {"offline": True}))["lesson"]
+        assert [s["chunk_ids"] for s in lesson["sections"]] == [[f"{bio}:2"]]
+        assert lesson["sections"][0]["heading"].startswith("Biology.md · ") and lesson["sections"][0]["body"] in two["text"]
+        assert lesson["chunk_ids"] == [f"{bio}:2"] and lesson["chunk_hashes"] == {f"{bio}:2": two["hash"]}
+
+    run(go())

@@ -167,7 +167,8 @@ def test_an_imported_index_is_ignored_and_rebuilt_from_the_passages():
         return r, await q.search("basalt lava"), await q.search("chloroplasts"), await q.store.keys("index")
     r, rocks, notes, keys = run(go())
     assert [h["chunk_id"] for h in rocks] == ["s1:0"] and rocks[0]["text"] == ROCKS
-    assert notes[0]["source"] == "notes.md" and keys == [INDEX_KEY]
+    assert notes[0]["source"] == "notes.md" and INDEX_KEY not in keys and "stale" not in keys
+    assert "manifest" in keys  # written as segments (quire.retrieval.segments)
 
 
 def test_vault_vectors_are_only_an_embedding_cache_keyed_by_hash_and_model():

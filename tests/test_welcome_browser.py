@@ -90,3 +90,42 @@ def test_own_documents_never_show_the_welcome_or_a_sample_tag(context, built_dis
     # Removing "the sample" when there is none touches nothing of the user's.
     assert page.evaluate("quire.removeSample()") == {"removed": 0}
     assert [s["name"] for s in page.evaluate("quire.sources()")] == ["mine.md"]
+
+
+@pytest.mark.parametrize("mode", ["http", "file"])
+def test_german_page_suggests_german_questions_that_find_their_passages(mode, context, built_dist, serve, page_log):
+    """A German student gets questions and a search in German (they find the German document's
+    passages without a model, where a German question about the English guide would not), plus one
+    English question for the English guide, marked as such and tagged lang="en" for screen readers."""
+    page = page_log.attach(context.new_page())
+    page.goto((serve(built_dist).url if mode == "http" else (built_dist / "index.html").as_uri()) + "?lang=de")
+    wait_ready(page)
+    load_sample(page)
+    asks = page.evaluate("""() => [...document.querySelectorAll('[data-testid=sample-question]')]
+        .map(b => [b.innerText, b.querySelector('[lang]').lang, b.parentElement.innerText])""")
+    assert [a[1] for a in asks] == ["de", "de", "en"], asks
+    assert all(a[0].startswith("Fragen: „") for a in asks), asks
+    assert "(englisches Dokument)" in asks[2][2] and "Dokument)" not in asks[0][2] + asks[1][2], asks
+    info = page.evaluate("quire.sampleInfo()")
+    assert info["lang"] == "de" and info["search"] == "Niederschlag"
+    assert page.evaluate("quire.categories()") == ["Beispielbibliothek"] == [info["category"]]
+    assert "„Beispielbibliothek“" in page.get_by_test_id("sample-card").inner_text()
+
+    page.get_by_test_id("sample-question").nth(1).click()  # Wie lange bleibt Grundwasser im Gestein?
+    answered(page, 1)
+    first = page.get_by_test_id("extractive-result").first.inner_text()
+    assert GERMAN in first and "Jahrtausende im Gestein" in first, first
+
+    page.goto(page.url.split("#")[0] + "#library")
+    page.get_by_test_id("sample-question").nth(2).click()  # the English question finds the English guide
+    answered(page, 2)
+    english = page.get_by_test_id("msg-assistant").last.get_by_test_id("extractive-result").first.inner_text()
+    assert GUIDE in english and "Staging and training are two separate steps" in english, english
+
+    page.goto(page.url.split("#")[0] + "#library")
+    page.get_by_test_id("sample-search").click()
+    page.get_by_test_id("search-hit").first.wait_for()
+    assert page.get_by_test_id("search-input").input_value() == "Niederschlag"
+    hit = page.get_by_test_id("search-hit").first.inner_text()
+    assert GERMAN in hit and "als Niederschlag zur Erde" in hit, hit
+    assert not page_log.errors

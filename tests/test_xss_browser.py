@@ -53,11 +53,19 @@ AUDIT = r"""(containers) => {
   }
   const forbidden = 'script,iframe,object,embed,base,form,meta,link,style,svg,math,img,image,video,audio,source,picture,template,' +
                     'frame,frameset,marquee,isindex,keygen,a[href]:not([data-cite]):not([href^="#"])';
+  // Quire's own icons are SVG: one is allowed only when it is exactly what QuireIcons draws
+  // for its name (same markup, byte for byte), so an injected <svg data-icon> still counts.
+  const ownIcon = e => e.localName === 'svg' && window.QuireIcons && e.dataset.icon &&
+                       QuireIcons.names.includes(e.dataset.icon) &&
+                       e.outerHTML === QuireIcons.svg(e.dataset.icon).outerHTML;
   let seen = 0;
   for (const sel of containers) {
     for (const root of document.querySelectorAll(sel)) {
       seen++;
-      for (const e of root.querySelectorAll(forbidden)) bad.push('in ' + sel + ': ' + show(e));
+      for (const e of root.querySelectorAll(forbidden)) {
+        if (ownIcon(e) || (e.closest('svg') && ownIcon(e.closest('svg')))) continue;
+        bad.push('in ' + sel + ': ' + show(e));
+      }
     }
   }
   return {bad, seen, canary: window.__xss.slice()};
@@ -115,6 +123,25 @@ def test_the_canary_catches_real_injection(context, tmp_path, page_log):
     assert any("iframe" in b for b in result["bad"])
 
 
+def test_the_audit_allows_only_quires_own_icons(context, tmp_path):
+    """Control: a real QuireIcons icon passes; an <svg> that only claims to be one is caught."""
+    (tmp_path / "icons.js").write_bytes((ROOT / "site" / "assets" / "icons.js").read_bytes())
+    (tmp_path / "index.html").write_text("<!doctype html><title>icons</title><div id=out></div><script src=icons.js></script>")
+    page = context.new_page()
+    page.add_init_script(CANARY)
+    page.goto((tmp_path / "index.html").as_uri())
+    page.evaluate("() => document.getElementById('out').append(QuireIcons.svg('close'), QuireIcons.svg('🔥'))")
+    assert page.evaluate(AUDIT_CALL, ["#out"])["bad"] == []
+    fakes = ['<svg class="ico ico-close" data-icon="close"><path d="M6 6l12 12 M18 6L6 18"></path></svg>',
+             '<svg data-icon="close" onload="alert(1)"></svg>',
+             '<svg data-icon="nope"></svg>']
+    for fake in fakes:
+        page.evaluate("(html) => { const o = document.getElementById('out'); o.innerHTML = ''; "
+                      "o.append(QuireIcons.svg('close')); o.insertAdjacentHTML('beforeend', html); }", fake)
+        bad = page.evaluate(AUDIT_CALL, ["#out"])["bad"]
+        assert any(b.startswith("in #out: <svg") for b in bad), (fake, bad)
+
+
 def test_vectors_as_documents_file_names_and_categories(context, built_dist, serve, page_log):
     page = open_quire(context, serve(built_dist).url, page_log)
     sections = "\n\n".join(f"## Vector {i}\n\n{v}" for i, v in enumerate(VECTORS))
@@ -123,21 +150,22 @@ def test_vectors_as_documents_file_names_and_categories(context, built_dist, ser
         {"name": "vectors.txt", "text": "\n\n".join(VECTORS)},
         {"name": "vectors.html", "text": "<!doctype html><title>vectors</title><body>" + "<hr>".join(VECTORS)},
     ]
-    # Staging costs about a second per file here, so the vectors go in as names and
-    # categories eight at a time (28 files).  The engine keeps a name's last path part
-    # ("a/b.txt" -> "b.txt"); categories stay whole.  These files stay staged: the library
-    # lists staged files too, with their categories.
-    groups = [VECTORS[i:i + 8] for i in range(0, len(VECTORS), 8)]
-    names = [{"name": " ".join(g) + ".txt", "text": f"vectors {i} as a file name", "category": " ".join(g)}
-             for i, g in enumerate(groups)]
+    # Every vector as one file's name and as that file's category (the engine keeps a name's last
+    # path part, "a/b.txt" -> "b.txt"; categories stay whole).  They go in through the engine call
+    # that quire.stage() makes per file, with one library-changed event at the end as stage() sends
+    # for a batch.  These files stay staged: the library lists staged files too, with their categories.
+    names = [{"name": v + ".txt", "text": f"vector {i} as a file name", "category": v} for i, v in enumerate(VECTORS)]
     page.evaluate("""async ([docs, names]) => {
         for (const d of docs) await quire.stage({name: d.name, text: d.text}, {category: 'Vectors'});
         await quire.train();
-        for (const n of names) await quire.stage({name: n.name, text: n.text}, {category: n.category});
+        for (const n of names) await quire._call('stageText', [n.name, n.text, n.category]);
+        document.dispatchEvent(new CustomEvent('quire:library-changed'));
     }""", [docs, names])
     sources = page.evaluate("quire.sources()")
     assert len(sources) == len(docs) + len(names), [s["name"] for s in sources][:5]
-    assert {n["category"].strip() for n in names} <= set(page.evaluate("quire.categories()"))
+    # (a vector that is only white space is no category: that file has none)
+    categories = page.evaluate("quire.categories()")
+    assert {n["category"].strip() for n in names} - {""} <= set(categories)
 
     # the library: every name and category on screen
     page.get_by_test_id("nav-library").click()
@@ -146,7 +174,7 @@ def test_vectors_as_documents_file_names_and_categories(context, built_dist, ser
 
     # the chat's scope picker lists every category
     page.get_by_test_id("nav-ask").click()
-    page.wait_for_function("(n) => document.querySelectorAll('[data-testid=chat-scope] option').length > n", arg=len(names))
+    page.wait_for_function("(n) => document.querySelectorAll('[data-testid=chat-scope] option').length > n", arg=len(categories))
     page.get_by_test_id("chat-scope").select_option(index=2)
     page.wait_for_function("() => document.querySelector('[data-testid=chat-scope-label]').textContent.includes('category')")
     assert_clean(page.evaluate(AUDIT_CALL, ["[data-testid=chat-scope]", "[data-testid=chat-scope-label]"]), "chat scope")

@@ -16,12 +16,13 @@ the same arguments and result, so a kiosk script and a Python notebook see one A
 
 from __future__ import annotations
 
-import re
 from typing import Callable
 
 from quire import originals
 from quire.bus import EventBus
-from quire.library import Library, LibraryError, TrainCancelled, location_label
+from quire.highlight import highlight_spans
+from quire.library import Library, LibraryError, TrainCancelled
+from quire.model import location_label, parse_chunk_id
 from quire.llm.events import LLMError
 from quire.services.embeddings import Embedder
 from quire.services.llm import LLMService
@@ -130,11 +131,11 @@ class Quire:
     async def passage(self, chunk_id: str, query: str = "") -> dict:
         """A passage in context: its source, location, and the whole page (or slide, section)
         it sits on, with the passage's span in that text."""
-        source_id, _, n = chunk_id.rpartition(":")
+        source_id, n = parse_chunk_id(chunk_id)
         chunks = await self.library.chunks_of(source_id)
-        if not chunks or not n.isdigit() or int(n) >= len(chunks):
+        if not chunks or n is None or n >= len(chunks):
             raise LibraryError("that passage is no longer in the library (its source was removed or retrained)")
-        chunk = chunks[int(n)]
+        chunk = chunks[n]
         source = self.library.source(source_id)
         same = [c for c in chunks if c["location"] == chunk["location"]]
         text, offset = stitch(same, chunk)
@@ -233,29 +234,6 @@ def unstemmed_relevance(query: str, text: str) -> float:
         if terms:
             best = max(best, len(terms & set(tokenize(text))) / len(terms))
     return round(best, 3)
-
-
-_WORD = re.compile(r"\w[\w'’-]*")
-
-
-def highlight_spans(text: str, query: str, tokenizer) -> list[list[int]]:
-    """Character spans of words in ``text`` whose stem matches a query term.
-
-    >>> from quire.retrieval.tokenize import Tokenizer
-    >>> highlight_spans("Cells divide; a cell grows.", "cell", Tokenizer("en"))
-    [[0, 5], [16, 20]]
-    """
-    wanted = set(tokenizer(query))
-    if not wanted:
-        return []
-    spans, seen = [], {}
-    for m in _WORD.finditer(text):
-        word = m.group()
-        if word not in seen:
-            seen[word] = bool(wanted.intersection(tokenizer(word)))
-        if seen[word]:
-            spans.append([m.start(), m.end()])
-    return spans
 
 
 __all__ = ["Quire", "LibraryError", "TrainCancelled", "BUCKETS"]

@@ -11,19 +11,20 @@ from __future__ import annotations
 import importlib
 import json
 import secrets
-import traceback
 
 import js
 from pyodide.ffi import JsException, to_js
 
+from quire import errors
 from quire.app import Quire
-from quire.library import LibraryError, TrainCancelled
+from quire.library import LibraryError
 from quire.llm.events import LLMError
 from quire.services import Context
-from quire.library import INDEX_KEY, Library
+from quire.library import Library
+from quire.retrieval import segments
 from quire.store import BUCKETS, SPARE, StoreError, StoreFullError, full_message
 
-STORE_VERSION = 2  # bump when BUCKETS changes: the browser then creates the new object stores
+STORE_VERSION = 3  # bump when BUCKETS change: the browser then creates the new object stores (3: store.js's _sizes)
 # quire.services.<name> modules.  The first group is on the boot path (the library and search
 # must answer as soon as the engine is up); the rest load right after, off the critical path.
 SERVICES = ["library", "llm", "embeddings"]
@@ -40,7 +41,7 @@ _cancelled: set[int] = set()
 # Chat, study and progress writes touch only their own records and are not queued.
 WRITES = {name: "wait" for name in (
     "stage", "stageText", "reject", "train", "setCategory", "remove", "setForceOcr", "setOcrLanguage",
-    "setLanguage", "setKeepOriginals", "embed", "studyImport", "repairIndex")}
+    "setLanguage", "setKeepOriginals", "embed", "studyImport", "repairIndex", "mergeIndex")}
 WRITES |= {"eraseAll": "cancel", "importVault": "cancel", "reloadLibrary": "shared"}
 # Writes larger than this check the browser's storage estimate first.
 CHECK_ABOVE = 1_000_000
@@ -116,6 +117,18 @@ class IDBStore:
     async def keys(self, bucket):
         return [str(k) for k in await self._read(js.QuireStore.library.keys(bucket))]
 
+    async def prefixed(self, bucket, prefix):
+        """Keys from ``prefix`` on and their byte values, in one crossing: store.js packs them
+        into one buffer (a model's 100k vectors as 100k JS values took seconds to convert)."""
+        keys, lengths, packed = await self._read(js.QuireStore.library.prefixed(bucket, prefix))
+        keys, lengths = [str(k) for k in keys], lengths.to_py()
+        data = memoryview(packed.to_py())
+        out, at = {}, 0
+        for key, n in zip(keys, lengths):
+            out[key] = data[at:at + n]
+            at += n
+        return out
+
     async def free_space(self) -> int | None:
         """Bytes the browser still lets this page store (it follows the disk's free space)."""
         e = (await js.QuireStore.estimate()).to_py()
@@ -165,6 +178,7 @@ class IDBStore:
         await self.commit([("settings", GENERATION_KEY, secrets.token_hex(8))])
 
     async def usage(self):
+        """Count and bytes per bucket, from the counters every commit keeps (store.js)."""
         return (await self._read(js.QuireStore.library.usage())).to_py()
 
 
@@ -284,7 +298,8 @@ async def start() -> dict:
     _engine = await Quire.open(store, transport=FetchTransport(), probe=probe, repair="memory",
                                origin=str(js.self.origin), platform=_platform())
     _engine.library.recognise = recognise
-    return {"sources": len(_engine.sources()), "repaired": _engine.library.repaired}
+    lib = _engine.library
+    return {"sources": len(_engine.sources()), "repaired": lib.repaired, "save": lib.needs_save, "merge": lib.merge_due}
 
 
 async def _restore(engine) -> bool:
@@ -300,13 +315,16 @@ async def _restore(engine) -> bool:
                                                            for s in trained]
     mirror = engine.store.mirrored()
     puts = mirror + puts
-    puts += [("index", INDEX_KEY, lib.index.to_bytes()), ("settings", "library", lib._library_settings())]
+    lib.index.stored = None  # the store holds none of it now
+    index = segments.snapshot(lib.index)
+    puts += index.puts + [("settings", "library", lib._library_settings())]
     store, stamping = engine.store, engine.store.stamping
     store.stamping = True
     try:
         await store.commit(puts)
     finally:
         store.stamping = stamping
+    segments.apply(index, lib.index)
     lib._sources = {s["id"]: s for s in trained}
     js.QuireStore.library.recreated(True)
     js.console.warn(f"Quire: the browser had deleted its stored data; {len(trained)} trained sources and "
@@ -333,9 +351,17 @@ async def _repair(engine) -> dict:
     """Save an index that opening had to repair (run as a write: no other tab writes meanwhile)."""
     await _reload(engine)
     repaired, engine.library.repaired = engine.library.repaired, []
-    if repaired:
+    if repaired or engine.library.needs_save:  # needs_save: also an old single-blob index to migrate
         await engine.library.save_index()
     return {"repaired": repaired}
+
+
+async def _merge(engine) -> dict:
+    """Rewrite the index as one segment when dead rows or segments piled up (run idle, as a write)."""
+    await _reload(engine)
+    if not engine.library.merge_due:
+        return {"merged": False}
+    return {"merged": True, **await engine.library.merge_index()}
 
 
 def _full_message(exc: StoreFullError) -> str:
@@ -345,6 +371,7 @@ def _full_message(exc: StoreFullError) -> str:
 _METHODS: dict = {
     "reloadLibrary": lambda engine, ctx: _reload(engine),
     "repairIndex": lambda engine, ctx: _repair(engine),
+    "mergeIndex": lambda engine, ctx: _merge(engine),
 }
 _loaded: set[str] = set()
 
@@ -359,7 +386,6 @@ def load_services(names=None) -> int:
 
 
 load_services(SERVICES)
-_EXPECTED = (LibraryError, TrainCancelled, LLMError, ValueError, StoreError)
 
 
 async def _maybe_restore() -> None:
@@ -399,14 +425,12 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
         result = fn(_engine, ctx, *args)
         if hasattr(result, "__await__"):
             result = await result
-        return json.dumps({"ok": True, "value": result, "changed": bool(store and store.generation != before)})
+        return json.dumps({"ok": True, "value": result, "changed": bool(store and store.generation != before),
+                           "merge": bool(writing and _engine and _engine.library.merge_due)})
     except StoreFullError as exc:
         return json.dumps({"ok": False, "error": _full_message(exc), "kind": "StoreFullError", "detail": exc.detail})
-    except _EXPECTED as exc:
-        return json.dumps({"ok": False, "error": str(exc), "kind": type(exc).__name__})
-    except Exception as exc:  # a bug: say so, with the traceback for the console
-        return json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}", "kind": "bug",
-                           "detail": traceback.format_exc()})
+    except Exception as exc:  # expected (QuireError) by its class; anything else is a bug, with its traceback
+        return json.dumps(errors.reply(exc))
     finally:
         _cancelled.discard(call_id)
         if writing and store:

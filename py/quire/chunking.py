@@ -148,5 +148,6 @@ def chunk_units(source_id: str, units: list[Unit], size: int = 1000, overlap: in
             if len(prefix) > budget:
                 prefix = ""
             budget -= len(prefix)
-            chunks.append(Chunk(source_id, dict(unit.location), start, end, prefix + unit.text[start:end]))
+            chunks.append(Chunk(source_id, dict(unit.location), start, end, prefix + unit.text[start:end],
+                                n=len(chunks)))
     return chunks

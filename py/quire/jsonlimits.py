@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from quire.errors import QuireError
+
 MAX_DEPTH = 100  # Quire's own data nests far less (a mind map in a study set: about 15); a 5,000-deep file killed Pyodide
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # a complete JSON string literal, escapes included
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
@@ -30,7 +32,7 @@ _STEP[list(b"[{")], _STEP[list(b"]}")] = 1, -1
 _BLOCK = 1 << 24  # bytes per numpy pass: bounds the scan's extra memory to ~100 MB
 
 
-class JSONLimitError(ValueError):
+class JSONLimitError(QuireError):
     """JSON refused before parsing; the message says why, for the person."""
 
 

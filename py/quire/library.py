@@ -26,39 +26,20 @@ import hashlib
 import posixpath
 import time
 
+from quire.errors import QuireError
 from quire.extract import ExtractError, Limits, kind_of
 from quire.extract import MAX_BYTES
 from quire import ocr as ocr_pages
 from quire import originals
 from quire.retrieval.index import HybridIndex
 from quire.store import StoreFullError, full_message
-from quire.training import INDEX_KEY, LANGUAGES, TrainCancelled, Training
+from quire.library_index import StoredIndex
+from quire.model import location_label
+from quire.training import INDEX_KEY, LANGUAGES, TrainCancelled, Training  # noqa: F401 (INDEX_KEY: re-exported)
 
 
-class LibraryError(Exception):
+class LibraryError(QuireError):
     """A request the library cannot carry out; the message is for the person."""
-
-
-def location_label(location: dict) -> str:
-    """A short human label for a chunk location.
-
-    >>> location_label({"page": 5}), location_label({"section": ["Setup", "Install"]})
-    ('p. 5', 'Setup › Install')
-    """
-    if "page" in location:
-        return f"p. {location['page']}"
-    if "slide" in location:
-        return f"slide {location['slide']}"
-    if "sheet" in location:
-        rows = location.get("rows")
-        return f"{location['sheet']} rows {rows[0]}–{rows[1]}" if rows else location["sheet"]
-    if "rows" in location:
-        return f"rows {location['rows'][0]}–{location['rows'][1]}"
-    if "chapter" in location:
-        return str(location["chapter"])
-    if location.get("section"):
-        return " › ".join(location["section"])
-    return ""
 
 
 def _unique_name(name: str, taken: set[str]) -> str:
@@ -72,7 +53,7 @@ def _unique_name(name: str, taken: set[str]) -> str:
     return f"{stem} ({n}){ext}"
 
 
-class Library(Training):
+class Library(StoredIndex, Training):
     """Sources, their chunks and the search index, over a ``quire.store`` store."""
 
     def __init__(self, store, index: HybridIndex, sources: dict[str, dict], *,
@@ -85,8 +66,12 @@ class Library(Training):
         self.keep_originals = keep_originals
         self.limits = Limits()  # per-file caps for reading (unzip budget, PDF pages, seconds)
         self._chunks_cache: dict[str, list[dict]] = {}
+        self._chunks_complete = False  # every trained source's chunks are in _chunks_cache
+        self._index_stale = False  # a failed write could not reload the index (fresh_index does)
         self.repaired: list[str] = []  # sources whose index entries open() had to rebuild
-        self._unsaved: list = []  # source records a repair changed, until save_index()
+        self._unsaved: list = []  # source records a repair changed (and vectors a migration moved), until save_index()
+        # The stored index must be rewritten whole (old single-blob format, unreadable): these keys go.
+        self._rewrite: list[str] | None = None
 
     @classmethod
     async def open(cls, store, *, repair: str = "save", **options) -> "Library":
@@ -98,25 +83,15 @@ class Library(Training):
         options.setdefault("keep_originals", saved.get("keep_originals", True))
         options.setdefault("ocr_language", saved.get("ocr_language", "auto"))
         sources = await store.all("sources")
-        blob = await store.get("index", INDEX_KEY)
-        try:
-            index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
-        except Exception:  # unreadable: rebuilt from the stored passages below
-            index = HybridIndex()
-        library = cls(store, index, sources, **options)
-        library.repaired = await library.repair_index(save=repair == "save")
+        library = cls(store, HybridIndex(), sources, **options)
+        await library._read_index()
+        library.repaired = await library.repair_index(save=False)
+        if repair == "save" and library.needs_save:
+            try:
+                await library.save_index()
+            except (OSError, LibraryError):  # a full disk: the index in memory still serves this session
+                pass
         return library
-
-    async def repair_index(self, save: bool = True) -> list[str]:
-        """Make the index hold exactly the trained sources' passages (``quire.repair``)."""
-        from quire.repair import repair_index
-
-        return await repair_index(self, save)
-
-    async def save_index(self) -> None:
-        """Store the index as it is in memory, with source records a repair changed."""
-        await self._commit(self._unsaved + [("index", INDEX_KEY, self.index.to_bytes())])
-        self._unsaved = []
 
     # ------------------------------------------------------------------ staging
     def sources(self) -> list[dict]:
@@ -218,6 +193,7 @@ class Library(Training):
         """Override a source's detected language: its passages are re-tokenized at once."""
         if language not in LANGUAGES:
             raise LibraryError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}")
+        await self.fresh_index()
         record = {**self.source(source_id), "language": language}
         puts = [("sources", source_id, record)]
         if record["status"] == "trained":
@@ -226,37 +202,29 @@ class Library(Training):
             # Its vectors go too; the embedding cache restores them without calling the model.
             self.index.add_chunks(source_id, [c["id"] for c in chunks], [c["text"] for c in chunks],
                                   category=record["category"], language=language)
-            puts.append(("index", INDEX_KEY, self.index.to_bytes()))
-        try:
-            await self._commit(puts)
-        except Exception:
-            await self._reload_index()
-            raise
+        await self._save(puts)
         self._sources[source_id] = record
+        if record["status"] == "trained":
+            await self._attach_vectors([source_id])  # from the embedding cache, no model needed
         return record
 
     async def set_category(self, source_id: str, category: str | None) -> dict:
+        await self.fresh_index()
         record = {**self.source(source_id), "category": (category or "").strip() or None}
-        await self._commit([("sources", source_id, record)])
-        self._sources[source_id] = record
         if record["status"] == "trained":
             self.index.set_category(source_id, record["category"])
-            await self._commit([("index", INDEX_KEY, self.index.to_bytes())])
+        await self._save([("sources", source_id, record)])
+        self._sources[source_id] = record
         return record
 
     async def remove(self, source_id: str) -> dict:
         """Remove a source.  A staged one costs nothing; a trained one leaves the index."""
+        await self.fresh_index()
         record = self.source(source_id)
         deletes = [("sources", source_id), ("chunks", source_id), *originals.deletes(source_id, record.get("size"))]
-        puts = []
         if record["status"] == "trained":
             self.index.remove_source(source_id)
-            puts.append(("index", INDEX_KEY, self.index.to_bytes()))
-        try:
-            await self._commit(puts, deletes)
-        except Exception:
-            await self._reload_index()
-            raise
+        await self._save((), deletes)
         del self._sources[source_id]
         self._chunks_cache.pop(source_id, None)
         return record
@@ -264,6 +232,7 @@ class Library(Training):
     async def erase_all(self) -> None:
         await self.store.clear()
         self._sources, self.index, self._chunks_cache = {}, HybridIndex(), {}
+        self._chunks_complete = False
 
     # ------------------------------------------------------------------- search
     async def chunks_of(self, source_id: str) -> list[dict]:
@@ -272,10 +241,16 @@ class Library(Training):
         return self._chunks_cache[source_id]
 
     async def load_chunks(self) -> None:
-        """Warm the chunk cache for every trained source (one read per source)."""
+        """Warm the chunk cache for every trained source (one read per source).  Once done it
+        stays complete (Train and removals keep it so), and later calls return at once: every
+        search calls this, and walking thousands of sources cost more than the search."""
+        await self.fresh_index()
+        if self._chunks_complete:
+            return
         for s in self.sources():
             if s["status"] == "trained":
                 await self.chunks_of(s["id"])
+        self._chunks_complete = True
 
     def search(self, query: str, k: int = 7, scope=None, query_vector=None) -> list[dict]:
         """Ranked passages with source, location and the retrievers' details.
@@ -315,20 +290,5 @@ class Library(Training):
         return sorted(((s["name"], int(s.get("size") or 0)) for s in self._sources.values()),
                       key=lambda r: -r[1])[:n]
 
-    async def _reload_index(self) -> None:
-        blob = await self.store.get("index", INDEX_KEY)
-        trained = [s for s in self._sources.values() if s["status"] == "trained"]
-        if blob is None and trained:
-            # The stored index is gone while this library holds trained sources: the browser
-            # recreated the database after a failed write.  Rebuild it from the passages in memory.
-            self.index = HybridIndex()
-            for s in trained:
-                chunks = self._chunks_cache.get(s["id"]) or []
-                if chunks:
-                    self.index.add_chunks(s["id"], [c["id"] for c in chunks], [c["text"] for c in chunks],
-                                          category=s.get("category"), language=s.get("language"))
-            return
-        self.index = HybridIndex.from_bytes(blob) if blob else HybridIndex()
 
-
-__all__ = ["Library", "LibraryError", "TrainCancelled", "location_label"]
+__all__ = ["Library", "LibraryError", "TrainCancelled"]

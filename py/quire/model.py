@@ -51,9 +51,65 @@ class Extraction:
     warnings: list[str] = field(default_factory=list)
 
 
+def chunk_id(source_id: str, n: int) -> str:
+    """The id of a source's ``n``-th chunk, the one scheme everything uses: the index,
+    stored chunks, study items, chats and the page's ``data-chunk``.
+
+    >>> chunk_id("3f9a0c", 12)
+    '3f9a0c:12'
+    """
+    return f"{source_id}:{n}"
+
+
+def parse_chunk_id(cid: str) -> tuple[str, int | None]:
+    """``chunk_id`` backwards; ``n`` is None when the id does not end in ``:<number>``.
+
+    >>> parse_chunk_id("3f9a0c:12"), parse_chunk_id("notes")
+    (('3f9a0c', 12), ('notes', None))
+    """
+    source_id, sep, tail = str(cid).rpartition(":")
+    if not sep:
+        return tail, None
+    return source_id, int(tail) if tail.isdigit() else None
+
+
+def location_label(location: dict | None) -> str:
+    """Short words for where a passage sits (citations, search hits, prompts, cards).
+
+    >>> [location_label(x) for x in ({"page": 5}, {"slide": 3}, {"sheet": "Sheet1", "rows": [2, 21]},
+    ...                              {"section": ["Setup", "Install"]}, {"chapter": "Loomings"}, {})]
+    ['p. 5', 'slide 3', 'Sheet1 rows 2–21', 'Setup › Install', 'Loomings', '']
+    """
+    location = location or {}
+    if location.get("section"):
+        return " › ".join(str(s) for s in location["section"])
+    if "page" in location:
+        return f"p. {location['page']}"
+    if "slide" in location:
+        return f"slide {location['slide']}"
+    if "chapter" in location:
+        return str(location["chapter"])
+    if "sheet" in location or "rows" in location:
+        rows = location.get("rows")
+        where = str(location.get("sheet") or "")
+        if rows:
+            first, last = rows[0], rows[-1]
+            where += f" rows {first}–{last}" if first != last else f" row {first}"
+        return where.strip()
+    return ""
+
+
 @dataclass
 class Chunk:
-    """A searchable passage.  ``start``/``end`` index into its unit's text."""
+    """A searchable passage.  ``start``/``end`` index into its unit's text; ``n`` is its
+    number within its source, so ``id`` is ``chunk_id(source_id, n)``.  ``source`` is
+    the name a person knows the source by (what prompts and cards show); it defaults to
+    ``source_id`` and is not stored with the chunk (the source record holds the name).
+
+    >>> c = Chunk("3f9a0c", {"page": 2}, 0, 5, "Hello", n=4, source="Biology.pdf")
+    >>> c.id, c.source, sorted(c.to_dict())
+    ('3f9a0c:4', 'Biology.pdf', ['end', 'hash', 'location', 'n', 'source_id', 'start', 'text'])
+    """
 
     source_id: str
     location: dict
@@ -61,10 +117,37 @@ class Chunk:
     end: int
     text: str
     hash: str = ""
+    n: int = 0
+    source: str = ""
 
     def __post_init__(self) -> None:
         if not self.hash:
             self.hash = sha256_hex(self.text)
+        if not self.source:
+            self.source = self.source_id
+
+    @property
+    def id(self) -> str:
+        return chunk_id(self.source_id, self.n)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The stored form (the library adds ``"id"``)."""
+        out = asdict(self)
+        del out["source"]
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict, source: str = "") -> "Chunk":
+        """A stored chunk (``to_dict`` plus ``"id"``) or a search hit (``"chunk_id"``) as a Chunk;
+        the id, when there is one, says which source and number it is.
+
+        >>> Chunk.from_dict({"chunk_id": "bio:3", "location": {"page": 2}, "text": "Cells."}).id
+        'bio:3'
+        """
+        source_id, n = parse_chunk_id(d.get("id") or d.get("chunk_id") or "")
+        if n is None:
+            source_id, n = d.get("source_id") or source_id, d.get("n") or 0
+        text = d.get("text") or ""
+        start = d.get("start") or 0
+        return cls(source_id, d.get("location") or {}, start, d.get("end", start + len(text)), text,
+                   d.get("hash") or "", n, source)

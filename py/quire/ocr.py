@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Awaitable, Callable
 
+from quire.errors import QuireError
 from quire.model import Extraction
 
 # (file key, bytes, page or None for an image, kind "pdf"|"image", tesseract language) -> {text, confidence}
@@ -22,7 +23,7 @@ DEFAULT_LANG = "eng+deu"  # a scan has no text to detect its language from
 CHOICES = ("auto", "eng", "deu", "eng+deu")
 
 
-class OCRUnavailable(Exception):
+class OCRUnavailable(QuireError):
     """The bundle was built without OCR (or the engine could not start)."""
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from quire.errors import InvalidInput
+
 # panel row -> (what it is, IndexedDB database / object stores, what it holds in a few words).
 # The stores are ``quire.store.BUCKETS``; prompt overrides are keys in ``settings``.
 BUCKETS: dict[str, tuple[str, str, str]] = {
@@ -52,13 +54,13 @@ def inventory(stats: Mapping[str, Mapping[str, int]]) -> list[dict]:
     """
     unknown = sorted(set(stats) - set(BUCKETS))
     if unknown:
-        raise ValueError(f"unknown bucket {unknown[0]!r}; choose one of: {', '.join(BUCKETS)}")
+        raise InvalidInput(f"unknown bucket {unknown[0]!r}; choose one of: {', '.join(BUCKETS)}")
     rows = []
     for bucket, (what, where, holds) in BUCKETS.items():
         s = stats.get(bucket, {})
         count, size = int(s.get("count", 0)), int(s.get("bytes", 0))
         if count < 0 or size < 0:
-            raise ValueError(f"bucket {bucket!r}: count and bytes cannot be negative")
+            raise InvalidInput(f"bucket {bucket!r}: count and bytes cannot be negative")
         rows.append({"bucket": bucket, "what": what, "holds": holds, "count": count, "bytes": size,
                      "size": human_size(size), "where": where})
     return rows

@@ -13,12 +13,15 @@ from __future__ import annotations
 import string
 from pathlib import Path
 
+from quire.errors import QuireError
+
 _PACKAGED = Path(__file__).with_name("prompts")  # inside the built wheel
 _SOURCE = Path(__file__).resolve().parents[2] / "prompts"  # in a source checkout
 
 
-class PromptError(ValueError):
-    """A template and the variables given to it do not match."""
+class PromptError(QuireError, ValueError):
+    """A template and the variables given to it do not match: the user's own template (an
+    override in Study) names a variable Quire does not give, so it is theirs to fix, not a bug."""
 
 
 def template_dir() -> Path:

@@ -19,12 +19,14 @@ library heals on the next start.  It only counts when nothing is wrong.
 
 from __future__ import annotations
 
+from quire.model import parse_chunk_id
+
 
 def indexed_counts(index) -> dict[str, int]:
     """Live passages per source id in ``index`` (chunk ids are ``"<source id>:<n>"``)."""
     counts: dict[str, int] = {}
     for chunk_id in index._serial_of:  # only live chunks are in it
-        sid = chunk_id.rsplit(":", 1)[0]
+        sid = parse_chunk_id(chunk_id)[0]
         counts[sid] = counts.get(sid, 0) + 1
     return counts
 
@@ -64,7 +66,7 @@ async def repair_index(library, save: bool = True) -> list[str]:
         else:
             continue  # trained with no passages (an empty file): nothing to index
         fixed.append(record["name"])
-    library._unsaved = puts
+    library._unsaved += puts
     if fixed and save:
         try:
             await library.save_index()

@@ -22,6 +22,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+from quire.errors import QuireError
+
 # Every bucket Quire writes; the browser creates one IndexedDB object store per name.
 BUCKETS = (
     "sources",    # source records: name, type, size, sha256, category, status, counts
@@ -40,7 +42,7 @@ Put = tuple[str, str, Any]
 Delete = tuple[str, str]
 
 
-class StoreError(OSError):
+class StoreError(QuireError, OSError):
     """The browser's storage failed; the message says what happened and what to do."""
 
 
@@ -115,6 +117,12 @@ class MemoryStore:
         _check_bucket(bucket)
         return sorted(self.data[bucket])
 
+    async def prefixed(self, bucket: str, prefix: str) -> dict[str, Any]:
+        """Every key starting with ``prefix`` and its value (one model's vectors)."""
+        _check_bucket(bucket)
+        return {k: v if isinstance(v, bytes) else copy.deepcopy(v)
+                for k, v in self.data[bucket].items() if k.startswith(prefix)}
+
     async def commit(self, puts: Iterable[Put] = (), deletes: Iterable[Delete] = ()) -> None:
         puts, deletes = list(puts), list(deletes)
         for bucket, *_ in puts + deletes:
@@ -164,6 +172,12 @@ class SQLiteStore:
     async def keys(self, bucket: str) -> list[str]:
         _check_bucket(bucket)
         return [k for (k,) in self.db.execute("SELECT key FROM kv WHERE bucket=? ORDER BY key", (bucket,))]
+
+    async def prefixed(self, bucket: str, prefix: str) -> dict[str, Any]:
+        _check_bucket(bucket)
+        rows = self.db.execute("SELECT key, is_json, value FROM kv WHERE bucket=? AND key >= ? AND key < ?",
+                               (bucket, prefix, prefix + "\U0010ffff"))
+        return {k: self._decode(j, v) for k, j, v in rows if k.startswith(prefix)}
 
     async def commit(self, puts: Iterable[Put] = (), deletes: Iterable[Delete] = ()) -> None:
         puts, deletes = list(puts), list(deletes)

@@ -18,6 +18,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from quire.errors import QuireError
 from quire.llm.events import Event, ToolCall
 
 MAX_EXPR_CHARS = 300  # longer input is not arithmetic a model needs help with
@@ -28,7 +29,7 @@ MAX_FACTORIAL = 170  # 171! overflows a float anyway
 MAX_TOOL_RESULT = 8000  # characters of a tool result fed back to the model
 
 
-class CalculatorError(ValueError):
+class CalculatorError(QuireError, ValueError):
     """The expression is not plain arithmetic, or its value would be too big."""
 
 

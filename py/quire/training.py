@@ -18,11 +18,12 @@ from typing import Callable
 from quire import ocr as ocr_pages
 from quire import originals
 from quire.chunking import chunk_units
+from quire.errors import QuireError, traceback_of
 from quire.extract import ExtractCancelled, ExtractError, read_steps
 from quire.retrieval.lang import detect_language
 
 Progress = Callable[[dict], None]
-INDEX_KEY = "hybrid"
+INDEX_KEY = "hybrid"  # the whole index as one blob, before segments (read once, to migrate)
 LANGUAGES = ("en", "de", "other")
 YIELD_EVERY = 0.05  # seconds of reading between chances for the worker to hear a Cancel
 # A source's passages are one stored value; Chromium refuses values over 133,169,152 bytes,
@@ -31,7 +32,7 @@ MAX_CHUNKS_VALUE = 120 * 1024 * 1024
 _log = logging.getLogger("quire.library")
 
 
-class TrainCancelled(Exception):
+class TrainCancelled(QuireError):
     """Train was cancelled; nothing was committed."""
 
 
@@ -50,6 +51,7 @@ class Training:
         that file with the reason, and the others train.  Only a Cancel, or the
         final save, stops the whole Train; then nothing is changed."""
         report = progress or (lambda event: None)
+        await self.fresh_index()
         staged = self.pending()
         by_sha = {s["sha256"]: s for s in self._sources.values() if s["status"] == "trained" and s["sha256"]}
         by_name = {s["name"]: s for s in self._sources.values() if s["status"] == "trained"}
@@ -79,7 +81,9 @@ class Training:
                 except Exception as exc:  # MemoryError and reader bugs included: this file fails, the rest train
                     reason = str(exc) if isinstance(exc, ExtractError) else _unexpected(name, exc)
                     counts["failed"] += 1
-                    counts["files"].append({"name": name, "outcome": "failed", "error": reason})
+                    row = {"name": name, "outcome": "failed", "error": reason}
+                    detail = exc.detail if isinstance(exc, ExtractError) else None if isinstance(exc, MemoryError) else traceback_of(exc)
+                    counts["files"].append({**row, "detail": detail} if detail else row)
                     puts.append(("sources", record["id"], {**record, "status": "failed", "error": reason}))
                     deletes.extend(originals.deletes(record["id"], record.get("size")))
                     if record.get("trained"):  # read again (OCR) and failed: its old passages go too
@@ -109,10 +113,8 @@ class Training:
             for old in replaced:
                 self.index.remove_source(old["id"])
                 deletes += [("sources", old["id"]), ("chunks", old["id"]), *originals.deletes(old["id"], old.get("size"))]
-            if indexed or replaced:
-                puts.append(("index", INDEX_KEY, self.index.to_bytes()))
             report({"stage": "save", "files": total})
-            await self._commit(puts, deletes)
+            await self._save(puts, deletes, reload=False)  # the new rows as one segment, with everything else: one commit
         except BaseException:
             await self._reload_index()  # the in-memory index must match what is stored
             raise
@@ -168,7 +170,7 @@ class Training:
         language = record["language"] or detect_language(" ".join(c.text for c in chunks[:20]))
         if language not in LANGUAGES:
             language = "other"
-        chunk_dicts = [{**c.to_dict(), "id": f"{record['id']}:{n}", "n": n} for n, c in enumerate(chunks)]
+        chunk_dicts = [{**c.to_dict(), "id": c.id} for c in chunks]
         del chunks
         stored = sum(len(json.dumps(c["text"])) + 200 for c in chunk_dicts)  # as IDBStore will write them
         if stored > MAX_CHUNKS_VALUE:
@@ -201,7 +203,8 @@ class Training:
                                   category=record["category"], language=record["language"])
 
 def _unexpected(name: str, exc: BaseException) -> str:
-    """The reason shown for an exception nobody expected; the traceback goes to the console."""
+    """The reason shown for an exception nobody expected; the traceback goes to the console
+    (and, as ``detail``, into the file's row of the Train result)."""
     _log.error("training %s failed", name, exc_info=exc)
     if isinstance(exc, MemoryError):
         return f"{name} needs more memory than the browser tab has; split it into smaller files and add those"

@@ -40,6 +40,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 from quire import jsonlimits
+from quire.errors import QuireError
 from quire.extract.base import MB, ExtractError, Limits, SafeZip
 
 FORMAT = "quire-vault"
@@ -61,7 +62,7 @@ RATIO_FLOOR = 4 * MB  # small members may compress better (an empty index, a run
 MAX_META_BYTES = 128 * MB  # vault.json: checksums of 500,000 members
 
 
-class VaultError(ValueError):
+class VaultError(QuireError):
     """A vault that cannot be read or imported; the message says why, for the person."""
 
 

@@ -22,15 +22,16 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from quire.errors import QuireError
 from quire.library import LANGUAGES
-from quire.model import sha256_hex
+from quire.model import chunk_id, sha256_hex
 from quire.retrieval.dense import cache_key
 from quire.retrieval.index import HybridIndex
 
 STATUSES = ("staged", "trained", "failed")
 
 
-class LibraryDataError(ValueError):
+class LibraryDataError(QuireError):
     """A source or passage record in a vault that Quire could not use; nothing is imported."""
 
 
@@ -53,8 +54,8 @@ def _chunks_problem(sid: str, chunks: Any) -> str | None:
     for n, c in enumerate(chunks):
         if not isinstance(c, Mapping) or not isinstance(c.get("text"), str):
             return f"#{n} is not a passage"
-        if c.get("id") != f"{sid}:{n}" or c.get("n", n) != n:
-            return f"#{n} has the id {c.get('id')!r}, not {sid + ':' + str(n)!r}"
+        if c.get("id") != chunk_id(sid, n) or c.get("n", n) != n:
+            return f"#{n} has the id {c.get('id')!r}, not {chunk_id(sid, n)!r}"
         if c.get("hash") != sha256_hex(c["text"]):
             return f"#{n} does not match its hash"
         if not isinstance(c.get("location", {}), Mapping):

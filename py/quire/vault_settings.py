@@ -23,11 +23,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
+from quire.llm.settings import SERVER_FIELDS, migrate  # SERVER_FIELDS decide where data goes: never from a vault
 from quire.services.llm import DEFAULTS as LLM_DEFAULTS, SETTINGS_KEY as LLM_KEY
-
-SERVER_FIELDS = ("url", "kind")  # decide where data goes: never taken from a vault
 MODEL_FIELDS = {  # taken only when the vault's server is the person's own server
     "chat_model": str, "embed_model": str, "temperature": (int, float), "num_ctx": int,
+    "prefixes": dict, "picked": dict,  # checked by migrate(): a bad entry is dropped
 }
 LIBRARY_FIELDS = {"keep_originals": bool, "ocr_language": str}  # settings["library"]
 PROMPTS_KEY = "prompt_overrides"  # {template name: text}; text cannot send data anywhere
@@ -35,7 +35,8 @@ MAX_FILE_MB = (1, 2000)  # the Settings page's own bounds for quire.maxFileMB
 
 # The page's own settings (localStorage), carried as one entry of the settings bucket.
 PAGE_SETTINGS = "page.localStorage"
-PAGE_SERVER = "quire.llm.url"  # csp.js opens connect-src to this origin
+PAGE_SERVER = "quire.llm.url"  # csp.js opens connect-src to this origin (the chat server)
+PAGE_EMBED_SERVER = "quire.llm.embed_url"  # ... and to this one (the embedding server)
 PAGE_URL_FETCH = "quire.allowUrlFetch"  # '1' opens connect-src to every http(s) host
 
 
@@ -45,8 +46,11 @@ def _origin(url: Any) -> str:
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else str(url).strip()
 
 
-def _server(llm: Mapping) -> tuple[str, str]:
-    return (str(llm.get("url") or LLM_DEFAULTS["url"]).strip().rstrip("/"), str(llm.get("kind") or LLM_DEFAULTS["kind"]))
+def _server(llm: Mapping) -> tuple[str, ...]:
+    """(chat url, chat kind, embedding url, embedding kind); settings from before the embedding
+    server had its own address name one server for both."""
+    full = migrate({k: v for k, v in llm.items() if k in SERVER_FIELDS and v})
+    return tuple(str(full[k]).strip().rstrip("/") for k in SERVER_FIELDS)
 
 
 def _typed(value: Mapping, fields: Mapping[str, type | tuple]) -> dict:
@@ -64,21 +68,21 @@ def _llm(theirs: Any, ours: Mapping | None, ignored: list[str]) -> dict | None:
     if not isinstance(theirs, Mapping):
         return None
     mine = dict(ours or {})
-    their_url, their_kind = _server(theirs)
-    my_url, my_kind = _server(mine)
-    if (their_url, their_kind) != (my_url, my_kind):
-        if their_url != my_url:
-            ignored.append(f"The vault named the model server {their_url}; your own setting ({my_url}) was kept.")
-        else:
-            ignored.append(f"The vault named the server kind {their_kind!r} for {their_url}; "
-                           f"your own setting ({my_kind!r}) was kept.")
+    their, my = _server(theirs), _server(mine)
+    if their != my:
+        for url, kind, what in ((0, 1, "model server"), (2, 3, "embedding server")):
+            if their[url] != my[url]:
+                ignored.append(f"The vault named the {what} {their[url]}; your own setting ({my[url]}) was kept.")
+            elif their[kind] != my[kind]:
+                ignored.append(f"The vault named the server kind {their[kind]!r} for {their[url]}; "
+                               f"your own setting ({my[kind]!r}) was kept.")
         models = [theirs.get(k) for k in ("chat_model", "embed_model") if theirs.get(k)]
         if models:
             ignored.append(f"The vault's model choice ({', '.join(map(str, models))}) belongs to that server; "
                            "your own models were kept.")
         return None
-    same = dict(zip(SERVER_FIELDS, (my_url, my_kind)))  # equal to the vault's: writing them changes nothing
-    return {**mine, **{k: same[k] for k in SERVER_FIELDS if k in theirs}, **_typed(theirs, MODEL_FIELDS)}
+    same = dict(zip(SERVER_FIELDS, my))  # equal to the vault's: writing them changes nothing
+    return migrate({**mine, **{k: same[k] for k in SERVER_FIELDS if k in theirs}, **_typed(theirs, MODEL_FIELDS)})
 
 
 def engine_settings(theirs: Mapping[str, Any], ours: Mapping[str, Any], mode: str) -> tuple[dict, list[str]]:
@@ -127,9 +131,11 @@ def page_settings(theirs: Any, ours: Mapping[str, str] | None = None) -> tuple[d
     ours = ours or {}
     for key, value in sorted(theirs.items()):
         value = str(value)
-        if key == PAGE_SERVER:
-            if _origin(value) != _origin(ours.get(PAGE_SERVER) or LLM_DEFAULTS["url"]):
-                ignored.append(f"The vault named the model server {_origin(value)}; your own setting was kept.")
+        if key in (PAGE_SERVER, PAGE_EMBED_SERVER):
+            mine = ours.get(key) or ours.get(PAGE_SERVER) or LLM_DEFAULTS["url"]
+            if _origin(value) != _origin(mine):
+                what = "model server" if key == PAGE_SERVER else "embedding server"
+                ignored.append(f"The vault named the {what} {_origin(value)}; your own setting was kept.")
         elif key == PAGE_URL_FETCH:
             if value == "1" and ours.get(PAGE_URL_FETCH) != "1":
                 ignored.append("The vault would switch on adding web pages by address; it stays off "

@@ -21,17 +21,19 @@
   var net = [];
   var seen = {};
 
-  function llmOrigin() {
-    try { return new URL(localStorage.getItem('quire.llm.url') || 'http://127.0.0.1:11434').origin; } catch (e) { return null; }
+  function llmOrigins() {  // the chat server and the embedding server
+    return ['quire.llm.url', 'quire.llm.embed_url'].map(function (k) {
+      try { return new URL(localStorage.getItem(k) || localStorage.getItem('quire.llm.url') || 'http://127.0.0.1:11434').origin; } catch (e) { return null; }
+    });
   }
 
-  /* bundle: this page's own files; llm: the configured model server; loopback: another local port; other: anything else */
+  /* bundle: this page's own files; llm: the configured model servers; loopback: another local port; other: anything else */
   function classify(url) {
     if (/^(blob|data):/.test(url)) return 'in-page';
     var u;
     try { u = new URL(url, location.href); } catch (e) { return 'other'; }
     if (u.protocol === 'file:' || (location.protocol !== 'file:' && u.origin === location.origin)) return 'bundle';
-    if (u.origin === llmOrigin()) return 'llm';
+    if (llmOrigins().indexOf(u.origin) >= 0) return 'llm';
     if (/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(u.hostname)) return 'loopback';
     return 'other';
   }

@@ -25,13 +25,24 @@
     return loading;
   }
 
-  function describe(sample, extra) {
-    return Object.assign({ category: sample.category, questions: sample.questions.slice(), search: sample.search,
+  /* The suggestions in the page's language (English when there are none for it). */
+  function language(sample) { return self.QuireI18n && sample.questions[QuireI18n.lang] ? QuireI18n.lang : 'en'; }
+
+  /* `filed`: the category the sample was added under (it keeps that name if the language changes later). */
+  function describe(sample, filed, extra) {
+    var lang = language(sample);
+    var asks = sample.questions[lang];
+    return Object.assign({ category: filed || sample.category[lang], lang: lang,
+      questions: asks.map(function (a) { return a.text || a; }),
+      languages: asks.map(function (a) { return a.lang || lang; }), search: sample.search[lang],
       files: sample.files.map(function (f) { return f.name; }) }, extra || {});
   }
 
-  /** sampleInfo() -> {category, questions, search, files} */
-  q.sampleInfo = function () { return content().then(function (s) { return describe(s); }); };
+  /** sampleInfo() -> {category, lang, questions, languages, search, files}: the suggestions in the
+   * page's language; languages[i] is the language question i is in (one may ask the other document). */
+  q.sampleInfo = function () {
+    return Promise.all([content(), q.kv.get(KEY)]).then(function (r) { return describe(r[0], r[1] && r[1].category); });
+  };
 
   /** sampleIds() -> ids of the sample's sources still in the library ([] when none). */
   q.sampleIds = function () {
@@ -49,13 +60,14 @@
     opts = opts || {};
     return content().then(function (sample) {
       var items = sample.files.map(function (f) { return { name: f.name, text: f.text }; });
-      return q.stage(items, { category: sample.category }).then(function (records) {
+      var category = sample.category[language(sample)];
+      return q.stage(items, { category: category }).then(function (records) {
         var ids = records.filter(function (r) { return r.status !== 'failed'; }).map(function (r) { return r.id; });
-        return q.kv.set(KEY, { ids: ids, version: sample.version }).then(function () {
+        return q.kv.set(KEY, { ids: ids, version: sample.version, category: category }).then(function () {
           return q.train({ onProgress: opts.onProgress, signal: opts.signal });
         }).then(function (counts) {
           document.dispatchEvent(new CustomEvent('quire:sample-changed'));
-          return describe(sample, { counts: counts, ids: ids });
+          return describe(sample, category, { counts: counts, ids: ids });
         });
       });
     });

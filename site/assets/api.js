@@ -125,7 +125,8 @@
 
   /* ---- the model server ---- */
 
-  /** llmStatus() -> {status: connected|not_running|cors_refused|model_missing, message, fix, version, models, settings} */
+  /** llmStatus() -> the chat server's {status: connected|not_running|cors_refused|model_missing|reload_needed|unconfirmed,
+   * message, fix, version, models}, embed: the same for the embedding server, settings, picked, choose */
   q.llmStatus = function (model) {
     return q._call('llmStatus', model === undefined ? [] : [model]).then(function (s) {
       document.dispatchEvent(new CustomEvent('quire:llm-status', { detail: s }));
@@ -133,26 +134,29 @@
     });
   };
 
-  /** saveSettings({url, kind, chat_model, embed_model, temperature, num_ctx}, {confirm: origin}) -> status.
-   * A server on another computer needs {confirm: its origin}: the person agreed to send it
+  /** saveSettings({url, kind, chat_model, embed_url, embed_kind, embed_model, prefixes, temperature, num_ctx},
+   * {confirm: origin or [origins]}) -> status.
+   * A server on another computer needs its origin in confirm: the person agreed to send it
    * their questions and passages (Settings asks, naming the host).
-   * The page may only reach the server chosen when it opened (Content-Security-Policy):
-   * a new address is remembered for csp.js and needs a reload. */
+   * The page may only reach the servers chosen when it opened (Content-Security-Policy):
+   * new addresses are remembered for csp.js, and the status says a reload is needed. */
   q.saveSettings = function (changes, opts) {
     var confirm = (opts || {}).confirm || null;
     return q._call('saveLlmSettings', [changes, confirm]).then(function (status) {
-      var origin = new URL(status.settings.url).origin;
-      localStorage.setItem('quire.llm.url', status.settings.url);
-      if (!QuirePrivacy.isLoopback(status.settings.url)) QuirePrivacy.remember({ server: origin });
-      status.needsReload = (self.QUIRE_LLM_ORIGINS || []).indexOf(origin) < 0;
+      var st = status.settings;
+      localStorage.setItem('quire.llm.url', st.url);
+      localStorage.setItem('quire.llm.embed_url', st.embed_url);
+      var remote = [st.url, st.embed_url].filter(function (u) { return !QuirePrivacy.isLoopback(u); })
+        .map(function (u) { return new URL(u).origin; });
+      QuirePrivacy.remember({ servers: remote });
       document.dispatchEvent(new CustomEvent('quire:llm-status', { detail: status }));
       return status;
     });
   };
 
-  /** pullModel(name, {onProgress}) downloads a model into Ollama. */
+  /** pullModel(name, {onProgress, role}) downloads a model into Ollama (role: 'chat' or 'embeddings' server). */
   q.pullModel = function (name, opts) {
-    return q._call('pullModel', [name], { onEvent: (opts || {}).onProgress });
+    return q._call('pullModel', [name, (opts || {}).role || 'chat'], { onEvent: (opts || {}).onProgress });
   };
 
   /** embeddingStatus() -> {model, index_model, total, missing, active} */

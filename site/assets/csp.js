@@ -8,13 +8,14 @@
  * [::1]) is used as stored, and any other address only when this tab's own history entry
  * (history.state, which only this document can write) says the person confirmed that very
  * origin here.  Otherwise the page keeps this computer's server and Settings asks.
+ * Chat and embeddings may use two servers: each is admitted by this rule, and only they.
  * The same rule holds for "allow adding web pages by address".
  */
 (function () {
   'use strict';
   var DEFAULT_URL = 'http://127.0.0.1:11434';
   var DEFAULT_ORIGINS = [DEFAULT_URL, 'http://localhost:11434'];
-  var KEY = 'quirePrivacy';  // history.state[KEY] = {server: origin, urlFetch: true}
+  var KEY = 'quirePrivacy';  // history.state[KEY] = {servers: [origin], urlFetch: true}
 
   function parse(url) {
     try {
@@ -40,22 +41,38 @@
   var framed = false;
   try { framed = window.top !== window.self; } catch (e) { framed = true; }
   var kept = !framed && history.state && typeof history.state === 'object' && history.state[KEY] || {};
-  var mine = { server: typeof kept.server === 'string' ? kept.server : null, urlFetch: kept.urlFetch === true };
+  // servers: origins confirmed here (older entries name one, as server)
+  var mine = { servers: Array.isArray(kept.servers) ? kept.servers.filter(function (o) { return typeof o === 'string'; })
+    : typeof kept.server === 'string' ? [kept.server] : [], urlFetch: kept.urlFetch === true };
 
-  var stored = null;
-  try { stored = localStorage.getItem('quire.llm.url'); } catch (e) { /* storage blocked: the defaults */ }
-  var origins = DEFAULT_ORIGINS;
-  var pending = null;
-  var confirmed = null;
-  var storedOrigin = stored && originOf(stored);
-  if (storedOrigin && isLoopback(stored)) {
-    origins = [storedOrigin];
-  } else if (storedOrigin && mine.server === storedOrigin) {
-    origins = [storedOrigin];
-    confirmed = storedOrigin;
-  } else if (storedOrigin) {
-    pending = { url: stored, origin: storedOrigin, host: parse(stored).host };  // keep this computer's server
+  /* The chat server and the embedding server (the chat server's unless set apart). */
+  function storedServers() {
+    var chat = null, embed = null;
+    try {
+      chat = localStorage.getItem('quire.llm.url');
+      embed = localStorage.getItem('quire.llm.embed_url');
+    } catch (e) { /* storage blocked: the defaults */ }
+    return { chat: chat, embeddings: embed || chat };
   }
+
+  var origins = [];
+  var pending = [];    // stored servers on another computer, not confirmed in this tab
+  var confirmed = [];  // the other computers' servers confirmed in this tab, in use
+  var servers = storedServers();
+  ['chat', 'embeddings'].forEach(function (role) {
+    var url = servers[role];
+    var origin = url && originOf(url);
+    var admit = DEFAULT_ORIGINS;  // nothing stored, or a server not confirmed: this computer's server
+    if (origin && isLoopback(url)) {
+      admit = [origin];
+    } else if (origin && mine.servers.indexOf(origin) >= 0) {
+      admit = [origin];
+      if (confirmed.indexOf(origin) < 0) confirmed.push(origin);
+    } else if (origin) {
+      if (!pending.some(function (p) { return p.origin === origin; })) pending.push({ role: role, url: url, origin: origin, host: parse(url).host });
+    }
+    admit.forEach(function (o) { if (origins.indexOf(o) < 0) origins.push(o); });
+  });
   // Adding sources by web address: on only if switched on in this tab (the stored flag alone is not enough).
   var urlFetch = mine.urlFetch;
 
@@ -69,13 +86,13 @@
     if (framed) return false;
     Object.keys(changes).forEach(function (k) { mine[k] = changes[k]; });
     var state = Object.assign({}, history.state && typeof history.state === 'object' ? history.state : {});
-    state[KEY] = { server: mine.server, urlFetch: mine.urlFetch };
+    state[KEY] = { servers: mine.servers, urlFetch: mine.urlFetch };
     history.replaceState(state, '', location.href);
     return true;
   }
   // Moving between views (#library, #settings) makes new history entries: carry the confirmation along.
   function carry() {
-    if (mine.server || mine.urlFetch) remember({});
+    if (mine.servers.length || mine.urlFetch) remember({});
   }
   window.addEventListener('hashchange', carry);
   window.addEventListener('popstate', carry);
@@ -85,12 +102,13 @@
     DEFAULT_URL: DEFAULT_URL,
     isLoopback: isLoopback,
     origin: originOf,
-    origins: origins,      // what connect-src allows for the model server
-    pending: pending,      // a stored server on another computer, not confirmed in this tab
-    confirmed: confirmed,  // the other computer's server confirmed in this tab, in use
+    origins: origins,      // what connect-src allows for the model servers (chat and embeddings)
+    pending: pending[0] || null,  // a stored server on another computer, not confirmed in this tab
+    pendingAll: pending,   // all of them (chat and embedding server may differ)
+    confirmed: confirmed,  // the other computers' servers confirmed in this tab, in use
     urlFetch: urlFetch,    // adding web pages by address is allowed in this page
     framed: framed,
     remember: remember,
-    remembered: function () { return { server: mine.server, urlFetch: mine.urlFetch }; },
+    remembered: function () { return { servers: mine.servers.slice(), urlFetch: mine.urlFetch }; },
   };
 })();

@@ -1,12 +1,17 @@
 /* QuireMindmap: a topic tree as an SVG diagram you can collapse, expand, pan and zoom.
  *
  *   var map = QuireMindmap.create(container, tree, {onSelect: function (node) { ... }});
- *   map.toggle('0.2'); map.expandAll(); map.fit();
+ *   map.toggle('0.2'); map.expandAll(); map.fit(); map.focus('0.2');
  *   map.svgText()  -> a standalone SVG file (what is expanded now, no pan/zoom)
  *   map.pngBlob()  -> Promise<Blob> of the same drawing at 2x
  *
  * tree = {topic, children: [{label, chunk_ids, children: [...]}]}.  Layout is left to right:
- * a column per depth, leaves stacked in order, each parent centred on its children.
+ * a column per depth, leaves stacked in order, each parent centred on its children.  Boxes are
+ * as wide as their measured label, so no label is clipped.  The first view and Fit show the whole
+ * map at a readable size, collapsing deeper levels when it would not fit otherwise.
+ *
+ * Keyboard (an ARIA tree, one node in the tab order): arrows move (Right opens, Left closes or goes
+ * to the parent), Home/End jump, Enter shows the node's passages, Space collapses or expands.
  * Colours are SVG attributes, not CSS, so an exported file looks the same anywhere (and the
  * page's CSP forbids inline styles anyway). */
 var QuireMindmap = (function () {
@@ -14,6 +19,8 @@ var QuireMindmap = (function () {
   var NS = 'http://www.w3.org/2000/svg';
   var PALETTE = ['#2f5d8a', '#2e6b3a', '#9a3b1b', '#6b4fa0', '#a8741a', '#1f7a7a', '#a03a6b'];
   var ROW = 34, GAP = 8, COL_GAP = 56, FONT = 13, MAX_CHARS = 40, PAD = 24;
+  var READABLE = 0.7;  // the smallest scale at which 13 px labels stay readable (about 9 px)
+  var FONT_FAMILY = 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif';
 
   function el(tag, attrs, parent) {
     var node = document.createElementNS(NS, tag);
@@ -22,18 +29,27 @@ var QuireMindmap = (function () {
     return node;
   }
 
-  function short(label) { return label.length > MAX_CHARS ? label.slice(0, MAX_CHARS - 1) + '…' : label; }
-  function width(label, depth) { return Math.round(short(label).length * (depth ? 7.1 : 8.4) + (depth ? 26 : 34)); }
+  function short(label, max) { max = max || MAX_CHARS; return label.length > max ? label.slice(0, max - 1) + '…' : label; }
+  /* The label's real width in the font it is drawn in (a guess per character clipped long words). */
+  var measurer = null;
+  function textWidth(text, depth) {
+    measurer = measurer || document.createElement('canvas').getContext('2d');
+    measurer.font = (depth <= 1 ? '600 ' : '400 ') + (depth ? FONT : FONT + 2) + 'px ' + FONT_FAMILY;
+    return measurer.measureText(text).width;
+  }
+  function width(text, depth) { return Math.ceil(textWidth(text, depth) + (depth ? 26 : 34)); }
 
-  /* Visible nodes with positions.  Keys are child index paths: '' is the root, '1.0' a grandchild. */
-  function layout(tree, open) {
+  /* Visible nodes with positions.  Keys are child index paths: '' is the root, '1.0' a grandchild.
+   * Labels longer than maxChars end in "…" (the whole label is the node's title). */
+  function layout(tree, open, maxChars) {
     var nodes = [], colWidth = [];
     var next = 0;
     function walk(node, key, depth, branch, parent) {
       var kids = node.children || [];
       var isOpen = key === '' || open.has(key);
       var label = depth ? node.label : tree.topic;
-      var n = { key: key, label: label, depth: depth, branch: branch, parent: parent, w: width(label, depth),
+      var text = short(label, maxChars);
+      var n = { key: key, label: label, text: text, depth: depth, branch: branch, parent: parent, w: width(text, depth),
         hasKids: kids.length > 0, open: isOpen, chunk_ids: node.chunk_ids || [], count: kids.length };
       nodes.push(n);
       colWidth[depth] = Math.max(colWidth[depth] || 0, n.w);
@@ -69,13 +85,20 @@ var QuireMindmap = (function () {
       var node = el('g', { transform: 'translate(' + n.x + ',' + (n.y - ROW / 2) + ')', 'data-testid': 'mm-node',
         'data-key': n.key, 'data-depth': n.depth, 'data-open': n.open ? '1' : '0', class: 'mm-node' +
           (opts.selected === n.key ? ' selected' : '') }, g);
+      if (opts.interactive) {
+        node.setAttribute('role', 'treeitem');
+        node.setAttribute('aria-level', String(n.depth + 1));
+        node.setAttribute('aria-selected', opts.selected === n.key ? 'true' : 'false');
+        node.setAttribute('tabindex', opts.focus === n.key ? '0' : '-1');
+        if (n.hasKids) node.setAttribute('aria-expanded', n.open ? 'true' : 'false');
+      }
       var filled = n.depth <= 1;
       el('rect', { width: n.w, height: ROW, rx: 9, fill: filled ? c : '#fffdf8', stroke: c,
         'stroke-width': opts.selected === n.key ? 3 : 1.3 }, node);
       var text = el('text', { x: n.w / 2, y: ROW / 2 + FONT * 0.36, 'text-anchor': 'middle',
-        'font-family': 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif', 'font-size': n.depth ? FONT : FONT + 2,
+        'font-family': FONT_FAMILY, 'font-size': n.depth ? FONT : FONT + 2,
         'font-weight': n.depth <= 1 ? 600 : 400, fill: filled ? '#ffffff' : '#1f2630' }, node);
-      text.textContent = short(n.label);
+      text.textContent = n.text;
       el('title', {}, node).textContent = n.label + (n.chunk_ids.length ? ' — ' + QuireUI.plural(n.chunk_ids.length, 'passage') : '');
       if (n.hasKids && n.depth) {
         var knob = el('g', { transform: 'translate(' + (n.w + 10) + ',' + ROW / 2 + ')', class: 'mm-toggle',
@@ -92,30 +115,54 @@ var QuireMindmap = (function () {
     opts = opts || {};
     var open = new Set((tree.children || []).map(function (_, i) { return String(i); }));
     var view = { x: 0, y: 0, k: 1 };
-    var selected = null, lay = null;
-    var svg = el('svg', { class: 'mindmap', 'data-testid': 'mindmap-svg', role: 'img',
-      'aria-label': 'Mind map of ' + tree.topic });
-    var stage = el('g', {}, svg);
+    var selected = null, lay = null, focusKey = '', maxChars = MAX_CHARS;
+    var svg = el('svg', { class: 'mindmap', 'data-testid': 'mindmap-svg', role: 'tree',
+      'aria-label': QuireUI.t('Mind map of {topic}', { topic: QuireI18n.engine(tree.topic) }) });
+    var stage = el('g', { role: 'none' }, svg);
     container.appendChild(svg);
 
     function apply() { stage.setAttribute('transform', 'translate(' + view.x + ',' + view.y + ') scale(' + view.k + ')'); }
     function render() {
-      lay = layout(tree, open);
+      var hadFocus = svg.contains(document.activeElement);
+      lay = layout(tree, open, maxChars);
+      if (!lay.nodes.some(function (n) { return n.key === focusKey; })) focusKey = '';
       while (stage.firstChild) stage.removeChild(stage.firstChild);
-      draw(stage, lay, { selected: selected });
+      draw(stage, lay, { selected: selected, focus: focusKey, interactive: true });
       apply();
+      if (hadFocus) nodeEl(focusKey).focus();
     }
+    function nodeEl(key) { return stage.querySelector('[data-testid="mm-node"][data-key="' + key + '"]'); }
     function find(key) {
       if (key === '') return tree;
       return key.split('.').reduce(function (n, i) { return n.children[Number(i)]; }, tree);
     }
+    function scaleToFit(box) { return Math.min(1.4, box.width / lay.width, box.height / lay.height); }
+    /* The whole map in its frame.  When that would make the labels too small, the deepest open
+     * level closes first (down to the first level, which always shows). */
     function fit() {
       var box = svg.getBoundingClientRect();
       if (!box.width) return;
-      view.k = Math.min(1.4, Math.max(0.2, Math.min(box.width / lay.width, box.height / lay.height)));
+      while (scaleToFit(box) < READABLE && open.size) {
+        var deepest = Math.max.apply(null, Array.from(open).map(function (k) { return k.split('.').length; }));
+        Array.from(open).forEach(function (k) { if (k.split('.').length === deepest) open.delete(k); });
+        render();
+      }
+      // A narrow frame (a phone): shorter labels rather than unreadably small ones.
+      while (scaleToFit(box) < READABLE && maxChars > 14) {
+        maxChars -= 6;
+        render();
+      }
+      frame();
+    }
+    /* The map as it is, scaled and centred to fit (Expand all asks for every level). */
+    function frame() {
+      var box = svg.getBoundingClientRect();
+      if (!box.width) return;
+      view.k = scaleToFit(box);
       view.x = (box.width - lay.width * view.k) / 2;
-      view.y = (box.height - lay.height * view.k) / 2;
+      view.y = Math.max(0, (box.height - lay.height * view.k) / 2);
       apply();
+      svg.setAttribute('data-fitted', '1');  // the first view is in place (tests wait for it)
     }
     function zoom(factor, cx, cy) {
       var box = svg.getBoundingClientRect();
@@ -130,13 +177,53 @@ var QuireMindmap = (function () {
     /* Refit only when the drawing no longer fits, so a click does not make the map jump. */
     function keepInView() {
       var box = svg.getBoundingClientRect();
-      if (view.x < 0 || view.y < 0 || view.x + lay.width * view.k > box.width || view.y + lay.height * view.k > box.height) fit();
+      if (view.x < 0 || view.y < 0 || view.x + lay.width * view.k > box.width || view.y + lay.height * view.k > box.height) frame();
     }
     function toggle(key) {
       if (open.has(key)) open.delete(key); else open.add(key);
       render();
       keepInView();
     }
+    function select(key) {
+      selected = key;
+      render();
+      var data = find(key);
+      if (opts.onSelect) opts.onSelect({ key: key, label: key === '' ? tree.topic : data.label, chunk_ids: data.chunk_ids || [] });
+    }
+    /* Move the keyboard focus to a node and pan just enough to show it. */
+    function focusNode(key) {
+      focusKey = key;
+      stage.querySelectorAll('[data-testid="mm-node"]').forEach(function (g) { g.setAttribute('tabindex', g.getAttribute('data-key') === key ? '0' : '-1'); });
+      var g = nodeEl(key);
+      if (!g) return;
+      g.focus();
+      var n = lay.nodes.filter(function (x) { return x.key === key; })[0];
+      var box = svg.getBoundingClientRect();
+      var left = view.x + n.x * view.k, right = view.x + (n.x + n.w + 24) * view.k;
+      var top = view.y + (n.y - ROW / 2) * view.k, bottom = view.y + (n.y + ROW / 2) * view.k;
+      if (left < 0) view.x -= left - 8; else if (right > box.width) view.x -= right - box.width + 8;
+      if (top < 0) view.y -= top - 8; else if (bottom > box.height) view.y -= bottom - box.height + 8;
+      apply();
+    }
+    svg.addEventListener('keydown', function (e) {
+      var i = lay.nodes.map(function (n) { return n.key; }).indexOf(focusKey);
+      var n = lay.nodes[i];
+      if (!n) return;
+      var go = null;
+      if (e.key === 'ArrowDown') go = lay.nodes[i + 1];
+      else if (e.key === 'ArrowUp') go = lay.nodes[i - 1];
+      else if (e.key === 'Home') go = lay.nodes[0];
+      else if (e.key === 'End') go = lay.nodes[lay.nodes.length - 1];
+      else if (e.key === 'ArrowRight') {
+        if (n.hasKids && !n.open) { toggle(n.key); focusNode(n.key); } else go = lay.nodes[i + 1] && lay.nodes[i + 1].parent === n ? lay.nodes[i + 1] : null;
+      } else if (e.key === 'ArrowLeft') {
+        if (n.hasKids && n.open && n.depth) { toggle(n.key); focusNode(n.key); } else go = n.parent;
+      } else if (e.key === 'Enter') select(n.key);
+      else if (e.key === ' ') { if (n.hasKids && n.depth) { toggle(n.key); focusNode(n.key); } }
+      else return;
+      e.preventDefault();
+      if (go) focusNode(go.key);
+    });
     function setAll(expand) {
       open.clear();
       if (expand) {
@@ -148,7 +235,7 @@ var QuireMindmap = (function () {
         })(tree, '');
       }
       render();
-      fit();
+      if (expand) frame(); else fit();
     }
 
     // Click: a knob toggles, a node selects.  Drag on anything pans; the wheel zooms at the cursor.
@@ -176,11 +263,8 @@ var QuireMindmap = (function () {
       if (knob) { toggle(knob.getAttribute('data-key')); return; }
       var node = e.target.closest('[data-testid="mm-node"]');
       if (!node) return;
-      selected = node.getAttribute('data-key');
-      render();
-      var data = find(selected);
-      if (opts.onSelect) opts.onSelect({ key: selected, label: selected === '' ? tree.topic : data.label,
-        chunk_ids: data.chunk_ids || [] });
+      focusKey = node.getAttribute('data-key');
+      select(focusKey);
     });
     svg.addEventListener('wheel', function (e) {
       e.preventDefault();
@@ -190,7 +274,7 @@ var QuireMindmap = (function () {
 
     /* A standalone drawing of what is expanded now. */
     function svgText() {
-      var l = layout(tree, open);
+      var l = layout(tree, open, MAX_CHARS);
       var out = el('svg', { xmlns: NS, width: l.width, height: l.height, viewBox: '0 0 ' + l.width + ' ' + l.height });
       el('rect', { width: l.width, height: l.height, fill: '#f6f4ef' }, out);
       var title = el('title', {}, out);
@@ -201,7 +285,7 @@ var QuireMindmap = (function () {
 
     function pngBlob(scale) {
       scale = scale || 2;
-      var l = layout(tree, open);
+      var l = layout(tree, open, MAX_CHARS);
       var url = URL.createObjectURL(new Blob([svgText()], { type: 'image/svg+xml' }));
       return new Promise(function (resolve, reject) {
         var img = new Image();
@@ -223,7 +307,7 @@ var QuireMindmap = (function () {
     render();
     requestAnimationFrame(fit);
     return { toggle: toggle, expandAll: function () { setAll(true); }, collapseAll: function () { setAll(false); },
-      fit: fit, zoomIn: function () { zoom(1.25); }, zoomOut: function () { zoom(0.8); },
+      fit: fit, focus: focusNode, zoomIn: function () { zoom(1.25); }, zoomOut: function () { zoom(0.8); },
       svgText: svgText, pngBlob: pngBlob, element: svg };
   }
 

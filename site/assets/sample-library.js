@@ -3,7 +3,8 @@
  * too, and the service worker precaches it like every other file.  Licence: the same as Quire. */
 self.QuireSample = {
   version: 1,
-  category: 'Sample library',
+  // The category the sample is filed under, named in the page's language when it is added.
+  category: { en: 'Sample library', de: 'Beispielbibliothek' },
   files: [
     {
       name: 'Quire user guide (sample).md',
@@ -78,11 +79,21 @@ self.QuireSample = {
       ].join('\n'),
     },
   ],
-  // Questions that work with and without a model: each is answered by a passage of the sample.
-  questions: [
-    'What is the difference between staging and training?',
-    'Which study tools does Quire offer?',
-    'Wie viel Wasser verdunstet jedes Jahr?',
-  ],
-  search: 'spaced repetition',
+  // Questions that work with and without a model, in the page's language: each is answered by a
+  // passage of the sample. Without a model, search matches words, so a question finds its passage
+  // only in its own language: the German page asks about the German document and keeps one English
+  // question for the English guide, marked as such.
+  questions: {
+    en: [
+      'What is the difference between staging and training?',
+      'Which study tools does Quire offer?',
+      { text: 'Wie viel Wasser verdunstet jedes Jahr?', lang: 'de' },
+    ],
+    de: [
+      'Wie viel Wasser verdunstet jedes Jahr?',
+      'Wie lange bleibt Grundwasser im Gestein?',
+      { text: 'What is the difference between staging and training?', lang: 'en' },
+    ],
+  },
+  search: { en: 'spaced repetition', de: 'Niederschlag' },
 };

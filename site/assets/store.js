@@ -61,6 +61,8 @@ var QuireStore = (function () {
         spec.stores.forEach(function (name) {
           if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
         });
+        // A new library starts its storage counters at zero (an older one is counted once, by usage()).
+        if (event.oldVersion === 0 && spec.stores.indexOf('_sizes') >= 0) req.transaction.objectStore('_sizes').put({}, '\u0000totals');
       };
       req.onsuccess = function () {
         var db = req.result;
@@ -137,8 +139,55 @@ var QuireStore = (function () {
     return run(mainConn, [storeName], mode, function (t) { return fn(t.objectStore(storeName)); }, what);
   }
 
-  /* The engine's knowledge base: one object store per bucket (see quire/store.py). */
+  /* The engine's knowledge base: one object store per bucket (see quire/store.py), plus
+   * SIZES: the stored size of every key and, under TOTALS, count and bytes per bucket, kept
+   * by every commit in its own transaction, so usage() reads one value instead of all of them. */
   var libraryConn = null;
+  var SIZES = '_sizes';
+  var TOTALS = '\u0000totals';
+  function sizeOf(v) { return typeof v === 'string' ? v.length : (v && v.byteLength) || 0; }
+
+  /* Update TOTALS for these writes ([bucket, key, size or null for a delete]; the last
+   * write of a key wins).  Without TOTALS (a database from before them) nothing is counted
+   * until usage() counts everything once. */
+  function count(t, writes) {
+    var sizes = t.objectStore(SIZES);
+    return request(sizes.get(TOTALS)).then(function (totals) {
+      if (!totals) return;
+      var last = new Map();
+      writes.forEach(function (w) { last.set(w[0] + '\u0000' + w[1], w); });
+      return Promise.all(Array.from(last.keys(), function (id) {
+        var w = last.get(id);
+        return request(sizes.get(id)).then(function (old) {
+          var b = totals[w[0]] || (totals[w[0]] = { count: 0, bytes: 0 });
+          if (old != null) { b.count -= 1; b.bytes -= old; }
+          if (w[2] != null) { b.count += 1; b.bytes += w[2]; sizes.put(w[2], id); } else if (old != null) sizes.delete(id);
+        });
+      })).then(function () { sizes.put(totals, TOTALS); });
+    });
+  }
+
+  /* Count every stored value once (a database from before the counters). */
+  function recount() {
+    return storeNames().then(function (names) {
+      var stores = names.filter(function (n) { return n !== SIZES; });
+      return libTx(names, 'readwrite', function (t) {
+        var sizes = t.objectStore(SIZES);
+        var totals = {};
+        return Promise.all(stores.map(function (s) {
+          var st = t.objectStore(s);
+          return Promise.all([request(st.getAllKeys()), request(st.getAll())]).then(function (kv) {
+            var b = totals[s] = { count: 0, bytes: 0 };
+            kv[1].forEach(function (v, i) {
+              var n = sizeOf(v);
+              b.count += 1; b.bytes += n;
+              sizes.put(n, s + '\u0000' + kv[0][i]);
+            });
+          });
+        })).then(function () { sizes.put(totals, TOTALS); return totals; });
+      }, 'count its storage');
+    });
+  }
   function storeNames() {
     return libraryConn.get().then(function (db) { return Array.prototype.slice.call(db.objectStoreNames); });
   }
@@ -161,6 +210,25 @@ var QuireStore = (function () {
     keys: function (bucket) {
       return libTx([bucket], 'readonly', function (t) { return request(t.objectStore(bucket).getAllKeys()); });
     },
+    /* [keys, lengths, bytes]: the byte values whose keys start with prefix, packed into one
+     * buffer so the engine converts one value, not one per key. */
+    prefixed: function (bucket, prefix) {
+      return libTx([bucket], 'readonly', function (t) {
+        var s = t.objectStore(bucket);
+        var range = IDBKeyRange.bound(prefix, prefix + '\uffff');
+        return Promise.all([request(s.getAllKeys(range)), request(s.getAll(range))]).then(function (kv) {
+          var keys = [], lengths = [], parts = [], total = 0;
+          kv[1].forEach(function (v, i) {
+            if (!v || v.byteLength == null) return;
+            var b = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+            keys.push(kv[0][i]); lengths.push(b.byteLength); parts.push(b); total += b.byteLength;
+          });
+          var out = new Uint8Array(total), at = 0;
+          parts.forEach(function (p) { out.set(p, at); at += p.byteLength; });
+          return [keys, Int32Array.from(lengths), out];
+        });
+      });
+    },
     /* All puts and deletes in one transaction: all of them land, or none. */
     commit: function (puts, deletes) {
       var names = {};
@@ -168,14 +236,19 @@ var QuireStore = (function () {
       deletes.forEach(function (d) { names[d[0]] = 1; });
       var stores = Object.keys(names);
       if (!stores.length) return Promise.resolve();
-      return libTx(stores, 'readwrite', function (t) {
+      return libTx(stores.concat([SIZES]), 'readwrite', function (t) {
         deletes.forEach(function (d) { t.objectStore(d[0]).delete(d[1]); });
         puts.forEach(function (p) { t.objectStore(p[0]).put(p[2], p[1]); });
+        return count(t, deletes.map(function (d) { return [d[0], d[1], null]; })
+          .concat(puts.map(function (p) { return [p[0], p[1], sizeOf(p[2])]; })));
       }, 'save');
     },
     clear: function () {
       return storeNames().then(function (stores) {
-        return libTx(stores, 'readwrite', function (t) { stores.forEach(function (s) { t.objectStore(s).clear(); }); }, 'erase');
+        return libTx(stores, 'readwrite', function (t) {
+          stores.forEach(function (s) { t.objectStore(s).clear(); });
+          t.objectStore(SIZES).put({}, TOTALS);  // counted from zero again
+        }, 'erase');
       });
     },
     /* Was the database recreated empty behind this page's back?  (reset: forget it) */
@@ -184,23 +257,15 @@ var QuireStore = (function () {
       if (reset && libraryConn) libraryConn.spec.recreated = false;
       return was;
     },
+    /* {bucket: {count, bytes}} from the counters commits keep (counted once if missing). */
     usage: function () {
-      return storeNames().then(function (stores) {
-        return libTx(stores, 'readonly', function (t) {
-          return Promise.all(stores.map(function (s) {
-            return request(t.objectStore(s).getAll()).then(function (values) {
-              var bytes = 0;
-              values.forEach(function (v) { bytes += typeof v === 'string' ? v.length : (v && v.byteLength) || 0; });
-              return [s, { count: values.length, bytes: bytes }];
-            });
-          })).then(function (rows) { return Object.fromEntries(rows); });
-        });
-      });
+      return libTx([SIZES], 'readonly', function (t) { return request(t.objectStore(SIZES).get(TOTALS)); })
+        .then(function (totals) { return totals || recount(); });
     },
   };
 
   function openLibrary(buckets, version) {
-    libraryConn = connection({ name: 'library', version: version, stores: buckets });
+    libraryConn = connection({ name: 'library', version: version, stores: buckets.concat([SIZES]) });
     return libraryConn.get().then(function () { return true; });
   }
 

@@ -42,27 +42,61 @@ var QuireUI = (function () {
     var units = ['B', 'KB', 'MB', 'GB'];
     var i = 0;
     while (n >= 1000 && i < units.length - 1) { n /= 1000; i++; }
-    return (i ? n.toFixed(n < 10 ? 1 : 0) : String(n)) + ' ' + units[i];
+    var digits = i && n < 10 ? 1 : 0;
+    return n.toLocaleString(QuireI18n.lang, { minimumFractionDigits: digits, maximumFractionDigits: digits }) + ' ' + units[i];
   }
 
   function date(seconds) {
     if (!seconds) return '—';
-    return new Date(seconds * 1000).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+    return new Date(seconds * 1000).toLocaleString(QuireI18n.lang, { dateStyle: 'medium', timeStyle: 'short' });
   }
 
-  var pluralRules = new Intl.PluralRules('en');
-  /** A count with its noun: plural(1, 'page', 'pages') -> '1 page'; plural(3, 'card') -> '3 cards'. */
-  function plural(n, one, many) { return n + ' ' + (pluralRules.select(Number(n)) === 'one' ? one : many || one + 's'); }
+  /** A short date for tables: today's time, else day and month (the year only when it differs). */
+  function shortDate(seconds) {
+    if (!seconds) return '—';
+    var d = new Date(seconds * 1000), now = new Date();
+    if (d.toDateString() === now.toDateString()) return d.toLocaleTimeString(QuireI18n.lang, { hour: '2-digit', minute: '2-digit' });
+    return d.toLocaleDateString(QuireI18n.lang, d.getFullYear() === now.getFullYear() ? { day: 'numeric', month: 'short' } : { dateStyle: 'medium' });
+  }
 
-  /** A transient message; errors stay until dismissed. */
-  function toast(message, kind) {
+  var t = QuireI18n.t;
+  /** A count with its noun, in the page's language: plural(1, 'page') -> '1 page'; plural(3, 'card') -> '3 cards'. */
+  var plural = QuireI18n.plural;
+
+  /** A transient message; errors stay until dismissed.  toast(err, 'error') or toast(err.message, 'error')
+   * of an engine error with a technical detail (a traceback) adds a "Copy details" button. */
+  function toast(message, kind, detail) {
+    if (message && typeof message === 'object' && 'message' in message) { detail = detail || message.detail; message = message.message; }
+    if (!detail && kind === 'error' && self.quire && self.quire._errorDetail) detail = self.quire._errorDetail(message);
     var box = document.querySelector('[data-testid="toasts"]');
-    var t = h('div', { class: 'toast ' + (kind || 'info'), role: kind === 'error' ? 'alert' : 'status', testid: 'toast' },
-      h('span', null, message),
-      h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss', onclick: function () { t.remove(); } }, '×'));
-    box.appendChild(t);
-    if (kind !== 'error') setTimeout(function () { t.remove(); }, 6000);
-    return t;
+    var text = h('span', { class: 'toast-text' }, QuireI18n.engine(message));
+    var note = h('div', { class: 'toast ' + (kind || 'info'), role: kind === 'error' ? 'alert' : 'status', testid: 'toast' }, text,
+      h('button', { type: 'button', class: 'toast-close', 'aria-label': t('Dismiss'), onclick: function () { note.remove(); } }, QuireIcons.svg('close')));
+    if (typeof detail === 'string' && detail) {
+      var report = message + '\n\n' + detail;
+      var button = h('button', { type: 'button', class: 'toast-copy', testid: 'copy-details', onclick: function () { copyDetails(note, button, report); } }, t('Copy details'));
+      text.appendChild(button);
+    }
+    box.appendChild(note);
+    if (kind !== 'error') setTimeout(function () { note.remove(); }, 6000);
+    return note;
+  }
+
+  /* The clipboard API needs a secure context (not file://) and permission; without it the
+   * text is shown selected in a read-only box, for Ctrl+C. */
+  function copyDetails(note, button, report) {
+    function copied() { button.textContent = t('Details copied'); }
+    function showText() {
+      if (note.querySelector('.toast-detail')) return;
+      var area = h('textarea', { class: 'toast-detail', testid: 'toast-detail', readonly: true, rows: 8, 'aria-label': t('Select the details and copy them (Ctrl+C).') });
+      area.value = report;
+      note.appendChild(area);
+      area.focus();
+      area.select();
+      button.textContent = t('Select the details and copy them (Ctrl+C).');
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(report).then(copied, showText);
+    else showText();
   }
 
   /* ---- views: one <section data-view="name"> each, chosen by the URL hash ---- */
@@ -87,5 +121,13 @@ var QuireUI = (function () {
     show(location.hash.slice(1) || 'library');
   }
 
-  return { h: h, clear: clear, fill: fill, bytes: bytes, plural: plural, date: date, toast: toast, register: register, show: show, start: start };
+  /* The language switch in the top bar: the page reloads in the chosen language. */
+  QuireI18n.apply();
+  var langSwitch = document.querySelector('[data-testid="lang-switch"]');
+  if (langSwitch) {
+    langSwitch.value = QuireI18n.lang;
+    langSwitch.addEventListener('change', function () { QuireI18n.set(langSwitch.value); });
+  }
+
+  return { t: t, shortDate: shortDate, h: h, clear: clear, fill: fill, bytes: bytes, plural: plural, date: date, toast: toast, register: register, show: show, start: start };
 })();

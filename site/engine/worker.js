@@ -79,10 +79,12 @@
       background = libraries.then(loadLazy);
       // An index that did not match the stored passages was repaired in memory; save it
       // once this tab holds the writer lock.
-      if (library && library.repaired && library.repaired.length) {
+      // So is an index in the old single-blob format, rewritten as segments.
+      if (library && ((library.repaired && library.repaired.length) || library.save)) {
         libraries.then(function () { return methods.py('repairIndex', '[]', null, 0); })
           .catch(function (err) { logWarning('The repaired search index was not saved: ' + err.message); });
       }
+      if (library && library.merge) mergeSoon();
     } catch (err) {
       post(describe(err, where));
       throw err;
@@ -288,6 +290,22 @@
     return value;
   }
 
+  /* Dead rows or segments have piled up in the stored index: merge them once this tab has
+   * been quiet for MERGE_IDLE ms (a write like any other, under the lock; it rewrites the
+   * index, so it never runs in the middle of someone's edits). */
+  var MERGE_IDLE = 3000;
+  var mergeTimer = null;
+  function mergeSoon() {
+    if (mergeTimer) clearTimeout(mergeTimer);
+    mergeTimer = setTimeout(function () {
+      mergeTimer = null;
+      if (running) { mergeSoon(); return; }
+      methods.py('mergeIndex', '[]', null, -1).then(function (r) {
+        if (r && r.merged) post({ type: 'log', level: 'info', text: 'Quire: search index merged (' + r.rows_before + ' stored rows, ' + r.rows + ' live)' });
+      }, function (err) { logWarning('The search index was not merged: ' + err.message); });
+    }, MERGE_IDLE);
+  }
+
   async function dispatch(name, argsJson, payload, id) {
     var bridge = pyodide.pyimport('quire.browser');
     try {
@@ -296,6 +314,7 @@
       bridge.destroy();
     }
     if (reply.changed) post({ type: 'library-changed', method: name });
+    if (reply.merge) mergeSoon();
     if (running && running.id === id && running.cancelledBy) {
       running.outcome = !reply.ok && reply.kind === 'TrainCancelled' ? 'cancelled' : 'finished';
       if (running.outcome === 'cancelled') {
@@ -303,10 +322,10 @@
           ' could run; nothing from it was saved.';
       }
     }
-    if (!reply.ok) {
+    if (!reply.ok) {  // kind and detail (a traceback) go to the page with the error, which logs them once
       var err = new Error(reply.error);
       err.kind = reply.kind;
-      if (reply.detail) post({ type: 'log', level: 'error', text: reply.detail });
+      if (typeof reply.detail === 'string' && reply.detail) err.detail = reply.detail;
       throw err;
     }
     return reply.value;
@@ -334,7 +353,8 @@
       var value = await fn.apply(null, args);
       post({ type: 'result', id: msg.id, ok: true, value: value });
     } catch (err) {
-      post({ type: 'result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind });
+      post({ type: 'result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind,
+        detail: err && err.detail });
     }
   }
 

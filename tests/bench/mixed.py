@@ -160,15 +160,17 @@ def in_browser(texts: list[str]) -> list[list[dict]]:
     """``window.quire.search`` results for ``texts`` in the built bundle (headless Chromium)."""
     import base64
     import subprocess
+    import tempfile
 
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT / "tests"))
     from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer
 
-    dist = ROOT / "dist"
-    if not (dist / "index.html").exists():
-        subprocess.run([sys.executable, str(ROOT / "build.py"), "--dist", str(dist)], check=True)
+    # A fresh build every run: a dist/ left from an older checkout would measure an older engine.
+    scratch = tempfile.TemporaryDirectory(prefix="quire-mixed-")
+    dist = Path(scratch.name) / "dist"
+    subprocess.run([sys.executable, str(ROOT / "build.py"), "--dist", str(dist)], check=True)
     docs = [[name, base64.b64encode((PDFS / rel).read_bytes()).decode()] for name, rel in SOURCES.items()]
     server = StaticServer(dist).start()
     try:
@@ -182,6 +184,7 @@ def in_browser(texts: list[str]) -> list[list[dict]]:
             browser.close()
     finally:
         server.stop()
+        scratch.cleanup()
     return hits
 
 

@@ -197,3 +197,27 @@ def engine_lexical(corpus: dict, queries: dict, qrels: dict, modes=QUERY_MODES, 
         runs = {q: distinct_docs([h.id for h in index.search(queries[q], k=passages)]) for q in qrels}
         out[mode] = score_runs(runs, qrels)
     return out
+
+
+# Rows of ``fusion_runs``: (label, HybridIndex fusion, or which side alone).  Fused rows keep the
+# engine's other defaults (50 candidates per side, dense cut-off z >= 1).
+FUSION_ROWS = [("lexical (BM25)", "lexical"), ("dense (e5)", "dense"),
+               ("z-score 1:1 (engine default)", "zscore"), ("RRF k=60", "rrf")]
+
+
+def fusion_runs(corpus: dict, queries: dict, doc_vectors: dict, query_vectors: dict, k: int = 10) -> dict:
+    """Top-``k`` document ids per row of ``FUSION_ROWS`` and query, through ``engine_index`` (one passage
+    per document, engine defaults but the fusion method): {label: {query_id: [doc_id best first]}}.
+    The same function runs on CPython and in the tab, so their lists can be compared one by one."""
+    index = engine_index(corpus, chunked=False, doc_vectors=doc_vectors)
+    out = {}
+    for label, how in FUSION_ROWS:
+        if how == "lexical":
+            run = lambda q: [h.id for h in index.search(queries[q], k=k)]  # noqa: E731
+        elif how == "dense":
+            run = lambda q: [index._chunk_ids[i] for i, _ in index.dense.search(query_vectors[q], k)]  # noqa: E731
+        else:
+            index.fusion = how
+            run = lambda q: [h.id for h in index.search(queries[q], k=k, query_vector=query_vectors[q])]  # noqa: E731
+        out[label] = {q: [c.rsplit("#", 1)[0] for c in run(q)] for q in query_vectors}
+    return out

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 
 from quire import prompts
+from quire.errors import InvalidInput
+from quire.model import location_label, parse_chunk_id
 
 ANSWER_HITS = 7  # passages in one answer's context (retrieval.fusion.ANSWER_K)
 USER_MARKER = "=== user ==="  # chat.md: above is the system prompt, below the user message
@@ -27,38 +29,11 @@ MAX_MARKER_NUMBERS = 10  # "[1, 2, ..., 10]" at most; longer lists are not citat
 NO_PASSAGES = "(No passages in the chosen documents matched this question.)"
 
 
-# --- locations and citations -------------------------------------------------------
-def location_label(location: dict | None) -> str:
-    """Short words for where a passage sits.
-
-    >>> [location_label(x) for x in ({"page": 5}, {"slide": 3}, {"sheet": "Sheet1", "rows": [2, 21]},
-    ...                              {"section": ["Setup", "Install"]}, {"chapter": "Loomings"}, {})]
-    ['p. 5', 'slide 3', 'Sheet1 rows 2–21', 'Setup › Install', 'Loomings', '']
-    """
-    location = location or {}
-    if location.get("section"):
-        return " › ".join(str(s) for s in location["section"])
-    if "page" in location:
-        return f"p. {location['page']}"
-    if "slide" in location:
-        return f"slide {location['slide']}"
-    if "chapter" in location:
-        return str(location["chapter"])
-    if "sheet" in location or "rows" in location:
-        rows = location.get("rows")
-        where = str(location.get("sheet") or "")
-        if rows:
-            first, last = rows[0], rows[-1]
-            where += f" rows {first}–{last}" if first != last else f" row {first}"
-        return where.strip()
-    return ""
-
-
+# --- citations -------------------------------------------------------------------
 def _source_id(hit: dict) -> str:
     if hit.get("source_id"):
         return str(hit["source_id"])
-    chunk = str(hit.get("chunk_id", ""))
-    return chunk.rsplit(":", 1)[0] if ":" in chunk else chunk  # study.items.chunk_id is "<source>:<start>"
+    return parse_chunk_id(hit.get("chunk_id", ""))[0]
 
 
 def hit_scores(hit: dict) -> dict:
@@ -119,7 +94,7 @@ def scope_statement(scope: dict | None) -> str:
         names = [" ".join(str(s.get("name") or s.get("id", "") if isinstance(s, dict) else s).split())
                  for s in scope["sources"]]
         return f"Answer only from: {', '.join(names)}."
-    raise ValueError(f"a chat scope is None, {{'category': ...}} or {{'sources': [...]}}, not {scope!r}")
+    raise InvalidInput(f"a chat scope is None, {{'category': ...}} or {{'sources': [...]}}, not {scope!r}")
 
 
 def search_scope(scope: dict | None):

@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Callable
 
 from quire import prompts
-from quire.chat.answer import location_label
-from quire.model import Chunk
+from quire.errors import InvalidInput
+from quire.model import Chunk, location_label
 from quire.study.select import MAX_CHUNKS, select_chunks
 from quire.study.validate import StudyError, parse_json
 from quire.tools import MAX_TOOL_RESULT
@@ -33,31 +33,43 @@ ASPECTS = {
     "question": "Answer this question about the document as a whole: {question}",
 }
 
-_CITED = {"type": "array", "items": {"type": "integer"}}
+# Bounded like quire.study.schemas: grammar-constrained decoding of an unbounded array or
+# string runs until the token limit cuts the JSON.
+_CITED = {"type": "array", "items": {"type": "integer", "minimum": 1}, "maxItems": 3}
+
+
+def _text(n: int) -> dict:
+    return {"type": "string", "maxLength": n}
+
+
+def _list(item: dict, n: int) -> dict:
+    return {"type": "array", "items": item, "maxItems": n}
+
+
 ANALYSIS_SCHEMA = {
     "type": "object",
     "properties": {
-        "summary": {"type": "string"},
-        "topics": {"type": "array", "items": {"type": "string"}},
-        "entities": {"type": "array", "items": {"type": "object", "properties": {
-            "name": {"type": "string"}, "type": {"type": "string"}}, "required": ["name", "type"]}},
-        "key_facts": {"type": "array", "items": {"type": "object", "properties": {
-            "fact": {"type": "string"}, "citations": _CITED}, "required": ["fact", "citations"]}},
+        "summary": _text(1200),
+        "topics": _list(_text(80), 8),
+        "entities": _list({"type": "object", "properties": {
+            "name": _text(80), "type": _text(40)}, "required": ["name", "type"]}, 10),
+        "key_facts": _list({"type": "object", "properties": {
+            "fact": _text(300), "citations": _CITED}, "required": ["fact", "citations"]}, 8),
     },
     "required": ["summary", "topics", "entities", "key_facts"],
 }
-_POINT = {"type": "object", "properties": {"point": {"type": "string"}, "citations": _CITED},
+_POINT = {"type": "object", "properties": {"point": _text(300), "citations": _CITED},
           "required": ["point", "citations"]}
 COMPARISON_SCHEMA = {
     "type": "object",
     "properties": {
-        "summary": {"type": "string"},
-        "similarities": {"type": "array", "items": _POINT},
-        "differences": {"type": "array", "items": {"type": "object", "properties": {
-            "point": {"type": "string"}, "a": {"type": "string"}, "b": {"type": "string"}, "citations": _CITED},
-            "required": ["point", "a", "b", "citations"]}},
-        "only_in_a": {"type": "array", "items": _POINT},
-        "only_in_b": {"type": "array", "items": _POINT},
+        "summary": _text(800),
+        "similarities": _list(_POINT, 5),
+        "differences": _list({"type": "object", "properties": {
+            "point": _text(200), "a": _text(300), "b": _text(300), "citations": _CITED},
+            "required": ["point", "a", "b", "citations"]}, 5),
+        "only_in_a": _list(_POINT, 4),
+        "only_in_b": _list(_POINT, 4),
     },
     "required": ["summary", "similarities", "differences", "only_in_a", "only_in_b"],
 }
@@ -65,20 +77,8 @@ COMPARISON_SCHEMA = {
 
 # --- chunks and documents ----------------------------------------------------------
 def as_chunk(chunk) -> Chunk:
-    """A ``model.Chunk`` from a Chunk or a dict (``chunk_id``/``source_id``, ``location``, ``text``)."""
-    if isinstance(chunk, Chunk):
-        return chunk
-    source = chunk.get("source_id") or str(chunk.get("chunk_id", "")).rsplit(":", 1)[0]
-    start = chunk.get("start")
-    if start is None:
-        tail = str(chunk.get("chunk_id", "")).rsplit(":", 1)[-1]
-        start = int(tail) if tail.isdigit() else 0
-    text = chunk.get("text") or ""
-    return Chunk(source, chunk.get("location") or {}, start, chunk.get("end", start + len(text)), text)
-
-
-def _chunk_id(chunk: Chunk) -> str:
-    return f"{chunk.source_id}:{chunk.start}"
+    """A ``model.Chunk`` from a Chunk, a stored chunk or a hit dict (``chunk_id``, ``location``, ``text``)."""
+    return chunk if isinstance(chunk, Chunk) else Chunk.from_dict(chunk)
 
 
 def _size(n) -> str:
@@ -127,7 +127,7 @@ def find_document(library_view: list[dict], name: str) -> dict:
     if len(partial) == 1:
         return partial[0]
     known = "; ".join(doc_name(d) for d in library_view) or "the library is empty"
-    raise ValueError(f"no document named {name!r}; documents: {known}")
+    raise InvalidInput(f"no document named {name!r}; documents: {known}")
 
 
 # --- the model's structured answers -------------------------------------------------
@@ -151,7 +151,7 @@ def _points(value, passages: list[Chunk], text_keys: tuple[str, ...], limit: int
             continue
         numbers = _citations(item.get("citations"), len(passages))
         out.append({**{k: item[k].strip() for k in text_keys}, "citations": numbers,
-                    "sources": [{"chunk_id": _chunk_id(passages[n - 1]),
+                    "sources": [{"chunk_id": passages[n - 1].id,
                                  "location_label": location_label(passages[n - 1].location)} for n in numbers]})
     return out[:limit]
 
@@ -180,7 +180,7 @@ def _numbered(passages: list[Chunk], first: int = 1) -> str:
 
 
 def _passage_list(passages: list[Chunk], first: int = 1) -> list[dict]:
-    return [{"n": n, "chunk_id": _chunk_id(c), "location_label": location_label(c.location)}
+    return [{"n": n, "chunk_id": c.id, "location_label": location_label(c.location)}
             for n, c in enumerate(passages, first)]
 
 
@@ -189,12 +189,12 @@ def analyze_document(chunks, llm_call: Callable[[str, dict], str], *, document: 
                      question: str = "", overrides: dict | None = None, max_chunks: int = MAX_CHUNKS) -> dict:
     """Topics, entities, key facts and a summary of one document (``chunks`` are its chunks)."""
     if aspect not in ASPECTS:
-        raise ValueError(f"unknown aspect {aspect!r}; valid: {', '.join(ASPECTS)}")
+        raise InvalidInput(f"unknown aspect {aspect!r}; valid: {', '.join(ASPECTS)}")
     if aspect == "question" and not question.strip():
-        raise ValueError("aspect 'question' needs the question")
+        raise InvalidInput("aspect 'question' needs the question")
     chunks = [c for c in (as_chunk(c) for c in chunks) if c.text.strip()]
     if not chunks:
-        raise ValueError(f"{document!r} has no text to analyse (it may need OCR)")
+        raise InvalidInput(f"{document!r} has no text to analyse (it may need OCR)")
     passages = select_chunks(chunks, max_chunks, topic=question if aspect == "question" else "")
     values = {"document": document, "focus": ASPECTS[aspect].format(question=question.strip()),
               "context": _numbered(passages)}
@@ -221,7 +221,7 @@ def compare_documents(question: str, chunks_a, chunks_b, llm_call: Callable[[str
     for name, chunks in zip(names, (chunks_a, chunks_b)):
         chunks = [c for c in (as_chunk(c) for c in chunks) if c.text.strip()]
         if not chunks:
-            raise ValueError(f"{name!r} has no text to compare")
+            raise InvalidInput(f"{name!r} has no text to compare")
         picked.append(select_chunks(chunks, per_document, topic=question, max_chars=12_000))
     a, b = picked
     values = {"topic": question.strip() or "their main ideas", "name_a": names[0], "name_b": names[1],
@@ -241,7 +241,7 @@ def search_knowledge_base(search_fn: Callable, query: str, top_k: int = SEARCH_K
     """``search_fn(query, k, document) -> [hit dict]`` (as ``answer.citations_for`` takes),
     trimmed so the whole result fits in one tool message."""
     if not str(query).strip():
-        raise ValueError("the search query is empty")
+        raise InvalidInput("the search query is empty")
     top_k = max(1, min(int(top_k), MAX_SEARCH_K))
     hits = list(search_fn(query, top_k, document))[:top_k]
     room = max(200, (MAX_TOOL_RESULT - 200) // max(1, len(hits)) - 120)  # per passage, leaving room for the JSON
@@ -273,7 +273,7 @@ def tool_impls(library_view: list[dict], chunks_of: Callable[[str], list], searc
 
     def compare(documents: list, topic: str):
         if not isinstance(documents, list) or len(documents) != 2:
-            raise ValueError("compare_documents compares exactly two documents at a time")
+            raise InvalidInput("compare_documents compares exactly two documents at a time")
         a, b = (find_document(library_view, d) for d in documents)
         return compare_documents(topic, chunks_of(a["id"]), chunks_of(b["id"]), llm_call,
                                  names=(doc_name(a), doc_name(b)))

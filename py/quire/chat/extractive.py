@@ -22,6 +22,7 @@ from quire.retrieval.relevance import WEAK_MESSAGE, coverage, is_weak
 from quire.retrieval.tokenize import _TOKEN, Tokenizer  # the same word pattern search uses
 
 LABEL = "Search results — no AI summary (no model connected)"
+FAILED_LABEL = "Search results — no AI summary (the model server failed; see the message above)"
 TOP_PASSAGES = 5  # passages shown without a model
 SNIPPET_CHARS = 240  # a best-sentence snippet longer than this is cut around its first match
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"')\]]*|\n|$)")

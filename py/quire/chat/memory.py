@@ -25,6 +25,8 @@ from __future__ import annotations
 import datetime as _dt
 import uuid
 
+from quire.errors import InvalidInput
+
 HISTORY_BUDGET = 48_000  # characters of earlier turns per session sent to the model (~12k tokens)
 TITLE_CHARS = 60  # an automatic title is the first question, cut to this
 DEFAULT_TITLE = "New chat"
@@ -96,7 +98,7 @@ def add_question(session: dict, text: str) -> int:
     """Append a question; returns its message index.  The first names the session."""
     messages = session["messages"]
     if messages and messages[-1]["role"] == "user":
-        raise ValueError("the last question has no answer yet; add_answer() or edit_question() first")
+        raise InvalidInput("the last question has no answer yet; add_answer() or edit_question() first")
     if not any(m["role"] == "user" for m in messages) and session.get("title", DEFAULT_TITLE) == DEFAULT_TITLE:
         session["title"] = auto_title(text)
     messages.append({"role": "user", "content": text})
@@ -107,7 +109,7 @@ def add_answer(session: dict, content: str, *, citations=None, thinking: str | N
     """Answer the pending question; returns the answer's message index."""
     messages = session["messages"]
     if not messages or messages[-1]["role"] != "user":
-        raise ValueError("there is no question waiting for an answer")
+        raise InvalidInput("there is no question waiting for an answer")
     msg: dict = {"role": "assistant", "content": content}
     for key, value in zip(_ANSWER_KEYS, (citations, thinking, events)):
         if value:
@@ -133,7 +135,7 @@ def edit_question(session: dict, index: int, new_text: str) -> dict:
         questions = [i for i, m in enumerate(messages) if m["role"] == "user"]
         raise IndexError(f"message {index} is not a question; questions are at {questions}")
     if not new_text.strip():
-        raise ValueError("the edited question is empty")
+        raise InvalidInput("the edited question is empty")
     del messages[index + 1:]
     messages[index] = {"role": "user", "content": new_text}
     return session
@@ -192,14 +194,14 @@ def fullness(session: dict, budget: int = HISTORY_BUDGET) -> float:
 def validate_session(data) -> dict:
     """A session read back from storage, checked; raises ValueError naming what is wrong."""
     if not isinstance(data, dict):
-        raise ValueError("a chat session must be an object")
+        raise InvalidInput("a chat session must be an object")
     for key, kind in (("id", str), ("title", str), ("created", str), ("messages", list)):
         if not isinstance(data.get(key), kind):
-            raise ValueError(f"chat session field {key!r} must be a {kind.__name__}")
+            raise InvalidInput(f"chat session field {key!r} must be a {kind.__name__}")
     if data.get("scope") is not None and not isinstance(data["scope"], dict):
-        raise ValueError("chat session field 'scope' must be an object or null")
+        raise InvalidInput("chat session field 'scope' must be an object or null")
     for i, msg in enumerate(data["messages"]):
         if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant") \
                 or not isinstance(msg.get("content"), str):
-            raise ValueError(f"message {i} needs a role (user/assistant) and text content")
+            raise InvalidInput(f"message {i} needs a role (user/assistant) and text content")
     return data

@@ -4,7 +4,7 @@ Dispatch is on the file extension; a file without one is recognised by its
 first bytes.  Every problem with the file itself surfaces as ``ExtractError``
 with a message meant for the user that names the cause; an unexpected
 exception is logged with its traceback (the browser console shows it) and
-still becomes an ``ExtractError`` naming it.  ``read_steps`` is the same as a
+still becomes an ``ExtractError`` naming it, with the traceback as its ``detail``.  ``read_steps`` is the same as a
 generator that yields between pages, so an async caller can let a Cancel in.
 
 >>> ex = extract("notes.md", b"# Plan\\nRead chapter 2.")
@@ -19,7 +19,9 @@ import posixpath
 from importlib import import_module
 from typing import Callable, Iterator
 
+from quire.errors import traceback_of
 from quire.extract.base import ExtractCancelled, ExtractError, Limits
+from quire.extract.causes import cause
 from quire.model import Extraction
 
 __all__ = ["SUPPORTED", "ExtractCancelled", "ExtractError", "Limits", "extract", "kind_of", "read_steps"]
@@ -132,10 +134,11 @@ def read_steps(name: str, data: bytes, *, max_bytes: int = MAX_BYTES, limits: Li
         raise ExtractError(f"{name} is nested too deeply to read (more levels than Python can follow)") from e
     except MemoryError as e:
         raise ExtractError(f"{name} needs more memory than the browser tab has; split it into smaller files") from e
-    except Exception as e:  # a parser bug on odd input: name it, keep the traceback for the console
+    except Exception as e:  # a parser bug on odd input: name the cause, keep the traceback
         _log.error("could not read %s", name, exc_info=True)
-        raise ExtractError(f"could not read {name}: {type(e).__name__}: {str(e)[:200]} (the file looks damaged, "
-                           "or Quire cannot read this variant; the browser console has the details)") from e
+        raise ExtractError(f"could not read {name}: {cause(e)} (the file may be damaged, or Quire cannot read "
+                           "this variant of it; save a new copy from its program and add that, and if it still "
+                           "fails, report it with Copy details)", detail=traceback_of(e)) from e
     if not any(u.text.strip() for u in extraction.units) and not extraction.meta.get("needs_ocr"):
         extraction.warnings.append(f"no text found in {name}")
     return extraction

@@ -16,11 +16,20 @@ from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 from xml.parsers import expat
 
+from quire.errors import QuireError
+from quire.extract.causes import CUT_OFF, SAVE_AGAIN, looks_like, xml_reason, zip_reason
 from quire.model import Unit
 
 
-class ExtractError(Exception):
-    """A problem with the user's file, worded so it can be shown as is."""
+class ExtractError(QuireError):
+    """A problem with the user's file, worded so it can be shown as is.
+
+    ``detail`` holds the traceback when the cause was an exception nobody expected
+    (a reader bug on odd input): the Train result row carries it for "Copy details"."""
+
+    def __init__(self, message: str, detail: str | None = None):
+        super().__init__(message)
+        self.detail = detail
 
 
 class ExtractCancelled(Exception):
@@ -60,7 +69,13 @@ class SafeZip:
             self.zf = zipfile.ZipFile(io.BytesIO(data))
             infos = self.zf.infolist()
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as e:
-            raise ExtractError(f"this {what} file is damaged or incomplete ({zip_reason(e)})") from e
+            if not data:
+                raise ExtractError(f"this {what} file is damaged or incomplete (it is empty: 0 bytes)") from e
+            if not data.startswith(b"PK"):
+                raise ExtractError(f"this {what} file is not a zip archive, as every {what} file is: it holds "
+                                   f"{looks_like(data)}; is it another kind of file renamed?") from e
+            reason = CUT_OFF if "file is not a zip file" in str(e).lower() else zip_reason(e)  # it starts as one
+            raise ExtractError(f"this {what} file is damaged or incomplete ({reason}); {SAVE_AGAIN}") from e
         if len(infos) > limits.max_zip_entries:
             raise ExtractError(f"this {what} file has too many parts ({len(infos)}); it looks like a zip bomb")
         declared = sum(i.file_size for i in infos)
@@ -91,39 +106,12 @@ class SafeZip:
                         raise ExtractError(f"this {self.what} file unpacks to more data than allowed; it looks like a zip bomb")
         except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, zlib.error) as e:
             raise ExtractError(f"this {self.what} file is damaged or incomplete ({name} cannot be unpacked: "
-                               f"{zip_reason(e)})") from e
+                               f"{zip_reason(e)}); {SAVE_AGAIN}") from e
         return bytes(out)
 
     def xml(self, name: str) -> ET.Element | None:
         data = self.read(name)
-        return None if data is None else parse_xml(data, self.what)
-
-
-_ZIP_REASONS = [  # zipfile's wording -> what it means for the person
-    ("file is not a zip file", "it is not a zip archive, or its end (the central directory) is cut off"),
-    ("truncated central directory", "the zip's central directory is cut off"),
-    ("bad magic number for central directory", "the zip's central directory is damaged"),
-    ("truncated file header", "a part of the zip is cut off"),
-    ("bad magic number for file header", "a part of the zip is damaged"),
-    ("bad crc-32", "a part of the zip fails its checksum"),
-    ("compression method", "a part uses a compression method Quire cannot read"),
-    ("encrypted", "the zip is password-protected"),
-    ("error -3", "a compressed part is corrupt"),
-    ("error -5", "a compressed part is cut off"),
-]
-
-
-def zip_reason(exc: BaseException) -> str:
-    """zipfile's complaint in plain words.
-
-    >>> zip_reason(zipfile.BadZipFile("Truncated central directory"))
-    "the zip's central directory is cut off"
-    """
-    text = str(exc).lower()
-    for marker, reason in _ZIP_REASONS:
-        if marker in text:
-            return reason
-    return f"it is not a valid zip archive: {exc}" if str(exc) else "it is not a valid zip archive"
+        return None if data is None else parse_xml(data, self.what, name)
 
 
 class _DoctypeFound(Exception):
@@ -167,7 +155,7 @@ def _parse(data: bytes, target: ET.TreeBuilder) -> ET.Element:
     return parser.close()
 
 
-def parse_xml(data: bytes, what: str) -> ET.Element:
+def parse_xml(data: bytes, what: str, part: str | None = None) -> ET.Element:
     """Parse one XML part.  A DTD that declares anything is refused in the parser
     itself: entity declarations can only live there, so this closes the door on
     entity-expansion bombs and external entities.  A bare ``<!DOCTYPE ncx PUBLIC ...>``
@@ -190,7 +178,7 @@ def parse_xml(data: bytes, what: str) -> ET.Element:
             "Save the file again from its program and add the new copy"
         ) from e
     except ET.ParseError as e:
-        raise ExtractError(f"this {what} file is damaged (broken XML inside: {e})") from e
+        raise ExtractError(f"this {what} file is damaged: {xml_reason(e, part)}; {SAVE_AGAIN}") from e
 
 
 def join_path(base: str, target: str) -> str:

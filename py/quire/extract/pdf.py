@@ -28,10 +28,14 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+from quire.errors import traceback_of
 from quire.extract import toc
 from quire.extract.base import ExtractCancelled, ExtractError, Limits
+from quire.extract.causes import cause
 from quire.model import Extraction, Unit
 
+SAVE_PDF = "if it opens in a PDF viewer, print it to a new PDF there and add that"
+_log = logging.getLogger("quire.extract")
 OCR_MIN_CHARS = 50  # fewer visible characters than a short paragraph: probably a scan
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "ft", "ﬆ": "st"})
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -93,13 +97,13 @@ def _open(data: bytes):
         count = len(reader.pages)
     except ExtractError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, OSError) as e:
-        raise ExtractError(f"could not read this PDF; the file looks damaged or incomplete ({_cause(e)})") from e
+    except PdfReadError as e:  # pypdf's own complaint: the file's fault
+        raise ExtractError(f"could not read this PDF: {cause(e)}; {SAVE_PDF}") from e
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, OSError) as e:
+        # pypdf tripping over odd input: name it and keep the traceback (a reader bug is possible)
+        _log.warning("pypdf could not open a PDF", exc_info=True)
+        raise ExtractError(f"could not read this PDF: {cause(e)}; {SAVE_PDF}", detail=traceback_of(e)) from e
     return reader, count
-
-
-def _cause(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:200] if str(exc) else type(exc).__name__
 
 
 def read_pdf(data: bytes, name: str, limits: Limits = Limits(),
@@ -126,7 +130,7 @@ def read_pdf(data: bytes, name: str, limits: Limits = Limits(),
                 logging.getLogger("quire.extract").warning("%s: page %d could not be read", name, number, exc_info=True)
                 page, text = None, ""
                 flags.append("unreadable")
-                warnings.append(f"page {number} could not be read ({_cause(e)})")
+                warnings.append(f"page {number} could not be read ({cause(e)})")
             if len(text) < OCR_MIN_CHARS and (not text or (page is not None and _has_image(page.get("/Resources")))):
                 flags.append("needs_ocr")
                 ocr_pages.append(number)

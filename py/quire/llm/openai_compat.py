@@ -97,7 +97,34 @@ def embeddings_of(obj, expected: int) -> list[list[float]]:
 
 
 def models_of(obj) -> list[ModelInfo]:
-    return [ModelInfo(name=m.get("id", "")) for m in (obj.get("data") or [])]
+    """``/v1/models`` entries; llama-server adds ``meta.n_ctx`` (the context it was started with).
+
+    >>> [(m.name, m.context_length) for m in models_of({"data": [{"id": "g", "meta": {"n_ctx": 4096}}]})]
+    [('g', 4096)]
+    """
+    out = []
+    for m in obj.get("data") or []:
+        meta = m.get("meta") if isinstance(m.get("meta"), dict) else {}
+        out.append(ModelInfo(name=m.get("id", ""), owned_by=str(m.get("owned_by") or ""),
+                             context_length=meta.get("n_ctx") or None))
+    return out
+
+
+def server_caps(props: dict) -> dict:
+    """What llama-server's ``/props`` says about the loaded model: ``tools`` (its chat template
+    renders tools; without that the server silently ignores them) and ``context_length``.
+    Missing fields stay ``None`` (unknown), never a guess.
+
+    >>> server_caps({"chat_template_caps": {"supports_tools": False}, "default_generation_settings": {"n_ctx": 8192}})
+    {'tools': False, 'context_length': 8192}
+    >>> server_caps({})
+    {'tools': None, 'context_length': None}
+    """
+    caps = props.get("chat_template_caps") if isinstance(props.get("chat_template_caps"), dict) else {}
+    settings = props.get("default_generation_settings") if isinstance(props.get("default_generation_settings"), dict) else {}
+    tools = caps.get("supports_tools", caps.get("supports_tool_calls"))
+    n_ctx = settings.get("n_ctx") or props.get("n_ctx")
+    return {"tools": None if tools is None else bool(tools), "context_length": int(n_ctx) if n_ctx else None}
 
 
 _NO_PULL = "this server cannot download models; load the model in LM Studio or start llama-server with it"
@@ -112,12 +139,30 @@ class OpenAICompatClient(HttpClient):
         return "openai-compatible"
 
     async def tags(self) -> list[ModelInfo]:
-        """Capabilities are unknown here (the list is names only)."""
+        """Names (and llama-server's context size); capabilities come from ``props``."""
         return models_of(await self._json("GET", "/models"))
 
-    async def embed(self, model: str, texts, *, batch_size: int = EMBED_BATCH, progress=None, **_):
+    async def props(self) -> dict:
+        """``server_caps`` of llama-server's ``/props`` (next to /v1); servers without it
+        (LM Studio, Ollama's /v1) give all-unknown."""
+        root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+        resp = await self.transport.request("GET", root + "/props", None, False)
+        if resp.status >= 400:
+            await resp.text()
+            return server_caps({})
+        try:
+            body = await resp.json()
+        except LLMError:
+            return server_caps({})
+        return server_caps(body if isinstance(body, dict) else {})
+
+    async def embed(self, model: str, texts, *, batch_size: int = EMBED_BATCH, progress=None, input_type=None, **_):
+        """``input_type`` ("query" / "passage"): for servers that add the model's prefixes themselves."""
+        extra = {"input_type": input_type} if input_type else {}
+
         async def one(batch):
-            return embeddings_of(await self._json("POST", "/embeddings", {"model": model, "input": batch}), len(batch))
+            body = {"model": model, "input": batch, **extra}
+            return embeddings_of(await self._json("POST", "/embeddings", body), len(batch))
 
         return await self._embed_batches(texts, batch_size, progress, one)
 

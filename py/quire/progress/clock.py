@@ -17,6 +17,8 @@ from __future__ import annotations
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
 
+from quire.errors import InvalidInput
+
 MINUTE_MS = 60_000
 DAY_MS = 86_400_000
 
@@ -57,8 +59,8 @@ def _zone_by_name(name: str) -> tzinfo:
 
         return ZoneInfo(name)
     except Exception as exc:  # ZoneInfoNotFoundError, or no tz database (Pyodide without ``tzdata``)
-        raise ValueError(f"unknown time zone {name!r} ({exc}); give an IANA name such as 'Europe/Berlin' "
-                         "or the UTC offset in minutes") from None
+        raise InvalidInput(f"unknown time zone {name!r} ({exc}); give an IANA name such as 'Europe/Berlin' "
+                           "or the UTC offset in minutes") from None
 
 
 def zone(tz: Zone) -> tzinfo:
@@ -75,7 +77,7 @@ def zone(tz: Zone) -> tzinfo:
         raise TypeError("a time zone cannot be a bool")
     if isinstance(tz, (int, float)):
         if not -16 * 60 <= tz <= 16 * 60:
-            raise ValueError(f"UTC offset {tz} minutes is out of range (-960..960)")
+            raise InvalidInput(f"UTC offset {tz} minutes is out of range (-960..960)")
         return timezone(timedelta(minutes=tz))
     if isinstance(tz, str):
         return _zone_by_name(tz)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
+from quire.errors import InvalidInput
 from quire.progress.clock import to_ms
 
 log = logging.getLogger("quire.progress")
@@ -57,27 +58,27 @@ def make_event(kind: str, t, *, scoped: bool = False, sources=(), **extra: Any) 
 def check_event(event: dict) -> dict:
     """The event, normalised (defaults filled, ``t`` as int ms), or ``ValueError`` saying what is wrong."""
     if not isinstance(event, dict):
-        raise ValueError(f"an event is a dict, not {type(event).__name__}")
+        raise InvalidInput(f"an event is a dict, not {type(event).__name__}")
     kind = event.get("kind")
     if kind not in KINDS:
-        raise ValueError(f"unknown event kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}")
+        raise InvalidInput(f"unknown event kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}")
     try:
         t = to_ms(event.get("t"))
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"event time {event.get('t')!r} is not epoch ms or an ISO-8601 instant ({exc})") from None
+        raise InvalidInput(f"event time {event.get('t')!r} is not epoch ms or an ISO-8601 instant ({exc})") from None
     out = {**event, "t": t, "scoped": bool(event.get("scoped", False)), "sources": list(event.get("sources") or [])}
     if not all(isinstance(s, str) for s in out["sources"]):
-        raise ValueError("event sources must be a list of source id strings")
+        raise InvalidInput("event sources must be a list of source id strings")
     if kind == "quiz_answer" and not isinstance(out.get("correct"), bool):
-        raise ValueError("a quiz_answer event needs 'correct': true or false")
+        raise InvalidInput("a quiz_answer event needs 'correct': true or false")
     if kind == "card_review" and "rating" in out:
         r = out["rating"]
         if not (r in RATINGS or (isinstance(r, int) and not isinstance(r, bool) and 1 <= r <= 4)):
-            raise ValueError(f"unknown rating {r!r}; choose one of: {', '.join(RATINGS)} (or 1-4)")
+            raise InvalidInput(f"unknown rating {r!r}; choose one of: {', '.join(RATINGS)} (or 1-4)")
     if kind == "quiz_complete":
         score, total = out.get("score"), out.get("total")
         if not (isinstance(score, int) and isinstance(total, int) and 0 <= score <= total):
-            raise ValueError("a quiz_complete event needs integer 'score' and 'total' with 0 <= score <= total")
+            raise InvalidInput("a quiz_complete event needs integer 'score' and 'total' with 0 <= score <= total")
     return out
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from quire.errors import InvalidInput
 from quire.progress import dashboard, sessions
 from quire.progress.clock import Instant
 
@@ -139,7 +140,7 @@ def metric(name: str) -> Callable[[dict, Instant], int]:
     try:
         return METRICS[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown metric {name!r}; choose one of: {', '.join(sorted(METRICS))}") from None
+        raise InvalidInput(f"unknown metric {name!r}; choose one of: {', '.join(sorted(METRICS))}") from None
 
 
 def compute(name: str, data: dict, now: Instant) -> int:

@@ -16,11 +16,12 @@ tf=2, |d|=3: 0.98083 * 2 * 2.5 / (2 + 1.5 * (0.25 + 0.75 * 1.5)) =
 [(2, 1.20717)]
 
 Layout: counts live in CSC arrays (one column per term, row = document) so
-a query touches only its terms' postings; BM25 weights are precomputed per
-(term, doc) into a parallel float32 array sharing the same structure, making
-a query a column sum (gather + ``np.bincount``).  New documents wait in a
-tail of (row, term) pairs and are merged, and weights refreshed, on the next
-search.  The CSC arrays are built with numpy alone, not scipy.sparse: scipy
+a query touches only its terms' postings; a query computes the BM25 weights of
+just those postings and sums them per row (gather + ``np.bincount``).  Nothing
+is precomputed per posting: after an edit only N, avgdl and each row's length
+norm are refreshed (O(rows)), so the first search after a Train does not walk
+every posting of the library (16M at 100k passages).  New documents wait in a
+tail of (row, term) pairs and are merged on the next search.  The CSC arrays are built with numpy alone, not scipy.sparse: scipy
 (13 MB) loads in the background in the browser, and search must work before.  Removed
 documents are tombstoned (never returned, excluded from N, df and avgdl) and
 physically dropped once they exceed ``compact_at`` of the rows.
@@ -39,6 +40,7 @@ from .select import apply_mask, ranked, top_k
 
 _TF_MAX = np.iinfo(np.uint16).max  # term counts are stored as uint16; a chunk never repeats a word 65k times
 _FORMAT = 1  # bumped when the to_bytes layout changes
+CACHE_MIN, CACHE_POSTINGS = 2048, 4_000_000  # cache a column's weights from this length; 16 MB at most
 K1, B = 1.5, 0.75  # rank_bm25/bm25s defaults; also best of a small grid on SciFact *train* queries
 
 
@@ -115,6 +117,35 @@ class _Postings:
         indptr = np.concatenate(([0], np.cumsum(np.bincount(cols.astype(np.intp), minlength=n_cols)))).astype(np.int64)
         return cls(np.minimum(counts, _TF_MAX).astype(np.uint16), rows.astype(np.int32), indptr, n_rows)
 
+    def appended(self, rows, cols, counts, n_rows: int, n_cols: int) -> "_Postings":
+        """These postings plus new ones whose rows all come after the existing rows.
+
+        No sort of the whole: each column keeps its old postings and gets the new ones
+        after them, placed by a counting scatter (O(postings)).  Adding a 10-page PDF
+        to 100k chunks re-sorted all 16.6M postings before.
+
+        >>> p = _Postings.from_pairs(np.array([0, 1]), np.array([1, 0]), np.array([1, 1]), 2, 2)
+        >>> q = p.appended(np.array([2, 2, 3]), np.array([1, 2, 1]), np.array([1, 1, 1]), 4, 3)
+        >>> q.indptr.tolist(), q.indices.tolist()
+        ([0, 1, 4, 5], [1, 0, 2, 3, 2])
+        """
+        new = _Postings.from_pairs(rows, cols, counts, n_rows, n_cols)
+        old_counts = np.zeros(n_cols, dtype=np.int64)
+        old_counts[: self.n_cols] = np.diff(self.indptr)
+        new_counts = np.diff(new.indptr)
+        indptr = np.zeros(n_cols + 1, dtype=np.int64)
+        np.cumsum(old_counts + new_counts, out=indptr[1:])
+        nnz = int(indptr[-1])
+        data, indices = np.empty(nnz, dtype=np.uint16), np.empty(nnz, dtype=np.int32)
+        # old posting j of column c moves by (indptr[c] - old indptr[c]); new ones follow the old.
+        shift_old = (indptr[:-1] - np.concatenate((self.indptr[:-1], np.full(n_cols - self.n_cols, self.indptr[-1]))))
+        dest = np.arange(self.indices.shape[0], dtype=np.int64) + np.repeat(shift_old, old_counts.astype(np.intp))
+        data[dest], indices[dest] = self.data, self.indices
+        shift_new = indptr[:-1] + old_counts - new.indptr[:-1]
+        dest = np.arange(new.indices.shape[0], dtype=np.int64) + np.repeat(shift_new, new_counts.astype(np.intp))
+        data[dest], indices[dest] = new.data, new.indices
+        return _Postings(data, indices, indptr, n_rows)
+
     def pairs(self):
         cols = np.repeat(np.arange(self.n_cols, dtype=np.int32), np.diff(self.indptr).astype(np.intp))
         return self.indices, cols, self.data
@@ -133,9 +164,14 @@ class BM25Index:
         self._dl = np.empty(0, dtype=np.int32)
         self._counts = _Postings.empty()
         self._tail: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, cols) of added documents
-        self._weights = np.empty(0, dtype=np.float32)  # parallel to self._counts.data
-        self._idf = np.empty(0, dtype=np.float32)
+        self._norm = np.empty(0, dtype=np.float64)  # per row: k1 * (1 - b + b * |d| / avgdl)
+        self._n_live = 0  # N as of the last refresh
+        self._cache: dict[int, np.ndarray] = {}  # weights of long columns, until the next refresh
+        self._cached = 0  # postings held in _cache
         self._stale = False
+        # When a list: (token counts, term columns) of every add, for an owner that saves
+        # them as a segment without tokenizing again (HybridIndex takes each entry at once).
+        self.added: list[tuple[np.ndarray, np.ndarray]] | None = None
 
     # -- building -------------------------------------------------------
     def add(self, ids, token_lists) -> None:
@@ -160,6 +196,8 @@ class BM25Index:
         self._alive = np.concatenate((self._alive, np.ones(len(token_lists), dtype=bool)))
         self._dl = np.concatenate((self._dl, lengths.astype(np.int32)))
         self._tail.append((rows, cols))
+        if self.added is not None:
+            self.added.append((lengths, cols))
         self._stale = True
 
     def remove(self, ids) -> int:
@@ -205,13 +243,12 @@ class BM25Index:
         n = self._alive.shape[0]
         counts = Counter(query_tokens)
         cols = [(self._vocab.get(t), m) for t, m in counts.items()]
-        cols = [(c, m) for c, m in cols if c is not None and c < self._idf.shape[0]]
+        cols = [(c, m) for c, m in cols if c is not None and c < self._counts.n_cols]
         if not cols or n == 0:
             return np.zeros(n)
         indptr, rows = self._counts.indptr, self._counts.indices
-        spans = [(indptr[c], indptr[c + 1], m) for c, m in cols]
-        hit_rows = np.concatenate([rows[a:z] for a, z, _ in spans])
-        hit_w = np.concatenate([self._weights[a:z] * m if m != 1 else self._weights[a:z] for a, z, m in spans])
+        hit_rows = np.concatenate([rows[indptr[c]:indptr[c + 1]] for c, _ in cols])
+        hit_w = np.concatenate([self._column_weights(c) * m if m != 1 else self._column_weights(c) for c, m in cols])
         return np.bincount(hit_rows, weights=hit_w, minlength=n)
 
     def search(self, query_tokens, k: int = 10, mask: np.ndarray | None = None) -> list[tuple[object, float]]:
@@ -243,7 +280,7 @@ class BM25Index:
         out = {}
         for t in dict.fromkeys(query_tokens):
             c = self._vocab.get(t)
-            out[t] = float(self._idf[c]) if c is not None and c < self._idf.shape[0] else unseen
+            out[t] = float(self._column_idf(c)) if c is not None and c < self._counts.n_cols else unseen
         return out
 
     def terms_in(self, query_tokens, ids) -> list[set[str]]:
@@ -273,41 +310,69 @@ class BM25Index:
     def _merge_tail(self) -> None:
         if not self._tail:
             return
-        rows, cols, counts = self._counts.pairs()
-        rows = np.concatenate([rows.astype(np.int64)] + [r for r, _ in self._tail])
-        cols = np.concatenate([cols] + [c for _, c in self._tail])
-        counts = np.concatenate([counts.astype(np.int64)] + [np.ones(r.shape[0], np.int64) for r, _ in self._tail])
-        self._counts = _Postings.from_pairs(rows, cols, counts, self._ids.shape[0], len(self._vocab))
+        rows = np.concatenate([r for r, _ in self._tail])
+        cols = np.concatenate([c for _, c in self._tail])
+        self._counts = self._counts.appended(rows, cols, np.ones(rows.shape[0], np.int64),
+                                             self._ids.shape[0], len(self._vocab))
         self._tail = []
 
     def _refresh(self) -> None:
-        """Recompute idf and per-posting weights over live rows (vectorised, O(nnz))."""
+        """After an edit: merge added rows, then N, avgdl and each row's length norm (O(rows))."""
         if not self._stale:
             return
         self._merge_tail()
-        c = self._counts
-        n_live = len(self._row_of)
-        live_posting = self._alive[c.indices]
-        col_of_posting = np.repeat(np.arange(c.n_cols, dtype=np.int32), np.diff(c.indptr).astype(np.intp))
-        df = np.bincount(col_of_posting[live_posting], minlength=c.n_cols)
-        self._idf = np.log1p((n_live - df + 0.5) / (df + 0.5)).astype(np.float32)
-        avgdl = float(self._dl[self._alive].mean()) if n_live else 1.0
-        norm = self.k1 * (1.0 - self.b + self.b * self._dl / max(avgdl, 1e-9))
-        tf = c.data.astype(np.float64)
-        w = self._idf[col_of_posting] * tf * (self.k1 + 1.0) / (tf + norm[c.indices])
-        self._weights = np.where(live_posting, w, 0.0).astype(np.float32)
+        self._n_live = len(self._row_of)
+        avgdl = float(self._dl[self._alive].mean()) if self._n_live else 1.0
+        self._norm = self.k1 * (1.0 - self.b + self.b * self._dl / max(avgdl, 1e-9))
+        self._cache, self._cached = {}, 0
         self._stale = False
+
+    def _column_idf(self, c: int) -> np.float32:
+        """idf of term column ``c`` over live rows (its df counted from its own postings)."""
+        a, z = self._counts.indptr[c], self._counts.indptr[c + 1]
+        df = z - a if self._n_live == self._alive.shape[0] else int(np.count_nonzero(self._alive[self._counts.indices[a:z]]))
+        return np.float32(np.log1p((self._n_live - df + 0.5) / (df + 0.5)))
+
+    def _column_weights(self, c: int) -> np.ndarray:
+        """BM25 weight of each posting of term column ``c`` (0 for dead rows), float32.  Common
+        terms' columns are kept until the next edit (at most CACHE_POSTINGS postings in all)."""
+        hit = self._cache.get(c)
+        if hit is not None:
+            return hit
+        a, z = self._counts.indptr[c], self._counts.indptr[c + 1]
+        rows = self._counts.indices[a:z]
+        tf = self._counts.data[a:z].astype(np.float64)
+        w = self._column_idf(c) * tf * (self.k1 + 1.0) / (tf + self._norm[rows])
+        if self._n_live != self._alive.shape[0]:
+            w[~self._alive[rows]] = 0.0
+        w = w.astype(np.float32)
+        if z - a >= CACHE_MIN and self._cached + (z - a) <= CACHE_POSTINGS:
+            self._cache[c], self._cached = w, self._cached + (z - a)
+        return w
+
+    def _all_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """(weights per posting, idf per term) of the whole index, vectorised over every posting:
+        only ``to_bytes`` stores them (the format has them); searching never needs them all."""
+        self._refresh()
+        c = self._counts
+        col = np.repeat(np.arange(c.n_cols, dtype=np.int32), np.diff(c.indptr).astype(np.intp))
+        live = self._alive[c.indices]
+        df = np.bincount(col[live], minlength=c.n_cols)
+        idf = np.log1p((self._n_live - df + 0.5) / (df + 0.5)).astype(np.float32)
+        tf = c.data.astype(np.float64)
+        w = idf[col] * tf * (self.k1 + 1.0) / (tf + self._norm[c.indices])
+        return np.where(live, w, 0.0).astype(np.float32), idf
 
     def nbytes(self) -> int:
         """Bytes held in arrays (vocabulary strings and id dict not counted)."""
         self._refresh()
         c = self._counts
-        return sum(a.nbytes for a in (c.data, c.indices, c.indptr, self._weights, self._idf, self._ids, self._alive, self._dl))
+        return sum(a.nbytes for a in (c.data, c.indices, c.indptr, self._norm, self._ids, self._alive, self._dl))
 
     # -- serialisation ---------------------------------------------------
     def to_bytes(self) -> bytes:
-        """Everything, derived weights included, so ``from_bytes`` needs no recomputation."""
-        self._refresh()
+        """Everything, derived weights included (the stored format has them; ``from_bytes`` recomputes)."""
+        weights, idf = self._all_weights()
         c = self._counts
         ids = self._ids
         buf = io.BytesIO()
@@ -319,7 +384,7 @@ class BM25Index:
             ids=ids if ids.dtype.kind != "U" else np.frombuffer(json.dumps(ids.tolist()).encode(), dtype=np.uint8),
             ids_are_str=np.array([ids.dtype.kind == "U"]),
             alive=self._alive, dl=self._dl, indptr=c.indptr, indices=c.indices, data=c.data,
-            weights=self._weights, idf=self._idf,
+            weights=weights, idf=idf,
         )
         return buf.getvalue()
 
@@ -336,5 +401,33 @@ class BM25Index:
         self._alive, self._dl = z["alive"], z["dl"]
         self._row_of = {i: r for r, i in enumerate(self._ids.tolist()) if self._alive[r]}
         self._counts = _Postings(z["data"], z["indices"], z["indptr"], self._ids.shape[0])
-        self._weights, self._idf = z["weights"], z["idf"]
+        self._stale = True  # N, avgdl and the norms: O(rows) on the first search
         return self
+
+
+def from_parts(terms: list[str], ids: np.ndarray, alive: np.ndarray, dl: np.ndarray, postings: _Postings,
+               k1: float = K1, b: float = B) -> BM25Index:
+    """A BM25Index over stored postings (``quire.retrieval.segments``): nothing re-tokenized or
+    re-sorted; the first search refreshes N, avgdl and the row norms (O(rows))."""
+    index = BM25Index(k1=k1, b=b)
+    index._vocab.update(zip(terms, range(len(terms))))
+    index._ids, index._alive, index._dl, index._counts = ids, alive, dl, postings
+    index._row_of = dict(zip(ids[alive].tolist(), np.flatnonzero(alive).tolist()))
+    index._stale = True
+    return index
+
+
+def live_postings(index: BM25Index) -> tuple[np.ndarray, np.ndarray, _Postings]:
+    """``(ids, dl, postings)`` of the live rows only, renumbered (what a merged segment stores)."""
+    index._merge_tail()
+    keep = np.flatnonzero(index._alive)
+    if keep.shape[0] == index._alive.shape[0]:
+        return index._ids, index._dl, index._counts
+    new_row = np.cumsum(index._alive) - 1
+    c = index._counts
+    live = index._alive[c.indices]
+    cols = np.repeat(np.arange(c.n_cols, dtype=np.int64), np.diff(c.indptr).astype(np.intp))[live]
+    indptr = np.zeros(c.n_cols + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cols.astype(np.intp), minlength=c.n_cols), out=indptr[1:])
+    postings = _Postings(c.data[live], new_row[c.indices[live]].astype(np.int32), indptr, keep.shape[0])
+    return index._ids[keep], index._dl[keep], postings

@@ -5,9 +5,8 @@
 >>> [(i, round(s, 2)) for i, s in index.search([1.0, 1.0], k=2)]
 [('b', 0.99), ('a', 0.71)]
 
-Models want different instruction prefixes and Ollama adds none, so the
-app adds them (``query_text`` / ``doc_text``).  Embeddings are cached by
-(chunk hash, model): ``missing_hashes`` says what a re-Train must embed.
+Instruction prefixes (``query_text`` / ``doc_text``) live in ``prefixes``.  Embeddings
+are cached by (chunk hash, model): ``missing_hashes`` says what a re-Train must embed.
 """
 
 from __future__ import annotations
@@ -18,52 +17,10 @@ import json
 import numpy as np
 
 from .kernels import matvec
+from .prefixes import EMBED_PREFIXES, doc_text, model_family, query_text  # noqa: F401  (their old home)
 from .select import apply_mask, ranked, top_k
 
 _FORMAT = 1
-
-# model name prefix -> (query template, document template); {text} is replaced.
-# From LLM-SERVERS.md; longest matching prefix wins.
-EMBED_PREFIXES: dict[str, tuple[str, str]] = {
-    "embeddinggemma": ("task: search result | query: {text}", "title: {title} | text: {text}"),
-    "nomic-embed-text": ("search_query: {text}", "search_document: {text}"),
-    "mxbai-embed-large": ("Represent this sentence for searching relevant passages: {text}", "{text}"),
-    "snowflake-arctic-embed2": ("query: {text}", "{text}"),
-    "all-minilm": ("{text}", "{text}"),
-    "bge-m3": ("{text}", "{text}"),
-    "qwen3-embedding": ("Instruct: {task}\nQuery:{text}", "{text}"),
-}
-QWEN3_TASK = "Given a question, retrieve passages that answer it"  # qwen3's one-line task description
-
-
-def model_family(model: str) -> str | None:
-    """``"hf.co/nomic-ai/nomic-embed-text-v1.5:Q8_0" -> "nomic-embed-text"``; None if unknown."""
-    name = model.lower().rsplit("/", 1)[-1].split(":", 1)[0]
-    matches = [key for key in EMBED_PREFIXES if name.startswith(key)]
-    return max(matches, key=len) if matches else None
-
-
-def query_text(model: str, query: str) -> str:
-    """The text to embed for a search query.
-
-    >>> query_text("nomic-embed-text:latest", "why?")
-    'search_query: why?'
-    """
-    family = model_family(model)
-    template = EMBED_PREFIXES[family][0] if family else "{text}"
-    return template.replace("{task}", QWEN3_TASK).replace("{text}", query)
-
-
-def doc_text(model: str, text: str, title: str | None = None) -> str:
-    """The text to embed for a document chunk.
-
-    >>> doc_text("embeddinggemma", "Cells divide.")
-    'title: none | text: Cells divide.'
-    """
-    family = model_family(model)
-    template = EMBED_PREFIXES[family][1] if family else "{text}"
-    return template.replace("{title}", title or "none").replace("{text}", text)
-
 
 def cache_key(chunk_hash: str, model: str) -> str:
     """Cache key; a ``:latest`` tag names the same weights as no tag."""

@@ -31,6 +31,7 @@ import json
 import numpy as np
 
 from .bm25 import B, K1, BM25Index
+from .definition import defined_terms, field, focus
 from .dense import DenseIndex
 from .fusion import ANSWER_K, CANDIDATES, DENSE_MIN_Z, FUSION, FUSIONS, Hit, Library, dense_floor, fuse
 from .lang import detect_language
@@ -62,6 +63,7 @@ class HybridIndex:
         self.fusion_weights = fusion_weights  # (bm25, dense); None = the method's default (fusion.WEIGHTS)
         self.query_stopwords = query_stopwords
         self.bm25 = BM25Index(k1=k1, b=b)
+        self.bm25.added = []
         self.dense = DenseIndex()
         self.dense_model: str | None = None  # the embedding model the dense vectors came from
         self._chunk_ids: list[str] = []  # serial -> chunk id; retrievers store serials
@@ -69,6 +71,10 @@ class HybridIndex:
         self._source_of = np.empty(0, dtype=np.int32)  # serial -> source code
         self._sources: list[dict] = []  # code -> {"id", "category", "language", "live"}
         self._code_of: dict[str, int] = {}
+        # Rows added since the last save, as (code, chunk ids, token counts, term columns):
+        # the next save writes them as one segment (quire.retrieval.segments).
+        self._unsaved: list[tuple[int, list[str], np.ndarray, np.ndarray]] = []
+        self.stored = None  # segments.Stored: what the store holds, to write only the difference
 
     def tokenizer(self, language: str) -> Tokenizer:
         if language not in self.tokenizers:
@@ -106,14 +112,18 @@ class HybridIndex:
         if code is None:
             language = language or detect_language(" ".join(texts[:_DETECT_SAMPLE]))
             code = self._code_of[source_id] = len(self._sources)
-            self._sources.append({"id": source_id, "category": category, "language": language, "live": True})
+            self._sources.append({"id": source_id, "category": category, "language": language, "live": True,
+                                  "gens": []})
         elif category is not None:
             self._sources[code]["category"] = category
         tokenize = self.tokenizer(self._sources[code]["language"])
         serials = list(range(len(self._chunk_ids), len(self._chunk_ids) + len(chunk_ids)))
         if vectors is not None:
             self.dense.add(serials, vectors)  # first: it validates shapes before anything is committed
-        self.bm25.add(serials, [tokenize(t) for t in texts])
+        self.bm25.add(serials, [tokenize(t) + defined_terms(t, tokenize) for t in texts])
+        if chunk_ids:
+            lengths, cols = self.bm25.added.pop()
+            self._unsaved.append((code, chunk_ids, lengths, cols))
         self._chunk_ids.extend(chunk_ids)
         self._serial_of.update(zip(chunk_ids, serials))
         self._source_of = np.concatenate((self._source_of, np.full(len(serials), code, dtype=np.int32)))
@@ -179,12 +189,17 @@ class HybridIndex:
         mask = None if allowed is None else allowed[src]
         languages = np.array([s["language"] for s in self._sources], dtype=object)
         terms = self.query_terms(query)
-        if len(terms) == 1:
-            scores = self.bm25.scores(next(iter(terms.values())))
+        scored = dict(terms)
+        if (term := focus(query)) is not None:  # "What is X?": passages defining X count too (definition.py)
+            # X's words that count in the question itself: "Was bedeutet es, ...?" has X = "es", none.
+            scored = {lang: tokens + field(t for t in self.query_terms(term).get(lang, []) if t in tokens)
+                      for lang, tokens in terms.items()}
+        if len(scored) == 1:
+            scores = self.bm25.scores(next(iter(scored.values())))
         else:
             row_lang = languages[src] if src.size else np.empty(0, dtype=object)
             scores = np.zeros(src.shape[0])
-            for lang, tokens in terms.items():
+            for lang, tokens in scored.items():
                 rows = row_lang == lang
                 scores[rows] = self.bm25.scores(tokens)[rows]
         bm25_hits = self.bm25.select(scores, self.candidates, mask)
@@ -260,6 +275,7 @@ class HybridIndex:
                    candidates=meta["candidates"], query_stopwords=meta.get("query_stopwords", MODES[0]),
                    fusion_weights=meta.get("fusion_weights"))
         self.bm25 = BM25Index.from_bytes(z["bm25"].tobytes())
+        self.bm25.added = []
         self.dense = DenseIndex.from_bytes(z["dense"].tobytes())
         self._chunk_ids, self._sources = meta["chunk_ids"], meta["sources"]
         self.dense_model = meta.get("dense_model")

@@ -69,6 +69,7 @@ _TOKEN = re.compile(r"\w+(?:[-\u2010\u2011./]\w+)*")
 _SPLIT = re.compile(r"[-\u2010\u2011./_]+")
 _DIGIT_RUNS = re.compile(r"\d+|[^\W\d_]+")
 _MIN_PART = 2  # one-letter parts ("b" of "404b") match almost everything
+_WORDS_MAX = 200_000  # words kept by word_terms before it starts over (~40 MB at most)
 
 
 class Tokenizer:
@@ -87,6 +88,7 @@ class Tokenizer:
         algorithm = STEMMERS[language] if stem else None
         self._stem_word = snowball(algorithm).stemWord if algorithm else None
         self._cache: dict[str, tuple[str, ...]] = {}
+        self._words: dict[str, frozenset[str]] = {}
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.language!r})"
@@ -103,6 +105,20 @@ class Tokenizer:
                 terms = cache[raw] = self._terms(raw)
             out.extend(terms)
         return out
+
+    def word_terms(self, word: str) -> frozenset[str]:
+        """The terms of one word as it appears in a text, cached across calls: highlighting
+        a search's hits asks for the same words again and again (it was half of a search).
+
+        >>> sorted(Tokenizer("en").word_terms("Cells"))
+        ['cell']
+        """
+        terms = self._words.get(word)
+        if terms is None:
+            if len(self._words) > _WORDS_MAX:
+                self._words.clear()
+            terms = self._words[word] = frozenset(self(word))
+        return terms
 
     def _terms(self, raw: str) -> tuple[str, ...]:
         """One regex match -> its terms, e.g. ``"iso-9001" -> ("iso-9001", "iso", "9001")``."""

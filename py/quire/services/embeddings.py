@@ -1,18 +1,19 @@
 """Meaning-based search: embed passages with the configured model, cached per (chunk hash, model).
 
-Vectors live twice on purpose: in the ``vectors`` bucket keyed by model and chunk hash
-(the cache that makes re-Train never re-embed unchanged text, even in a changed file),
-and inside the saved index (so reopening needs no recomputation).  Without a model
-server, search stays keyword-only and says so.
+Vectors live once, in the ``vectors`` bucket keyed by model and chunk hash: the cache that
+makes re-Train never re-embed unchanged text (even in a changed file), and what opening
+attaches to the index (``Library._attach_vectors``), so reopening needs no model either.
+Embedding writes the new vectors and, when the model changed, the index's small manifest;
+never the index itself.  Without a model server, search stays keyword-only and says so.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from quire.library import INDEX_KEY, LibraryError, TrainCancelled
+from quire.library import LibraryError, TrainCancelled
 from quire.llm.events import LLMError
-from quire.retrieval.dense import cache_key, doc_text, query_text
+from quire.retrieval.dense import cache_key
 
 BATCH = 32  # texts per /api/embed call: big enough to amortise the request, small enough for progress
 
@@ -27,12 +28,14 @@ class Embedder:
         return self.engine.library.index
 
     def status(self) -> dict:
-        model = self.engine.llm.embed_model
+        model = self.engine.llm.embed_identity
         index = self.index
         total = index.n_chunks
         same = bool(model) and index.dense_model == model
         missing = len(index.missing_vectors()) if same else total
-        return {"model": model or None, "index_model": index.dense_model, "total": total, "missing": missing,
+        # Names as the person knows them: the identity's prefix part ("#server") stays inside.
+        shown = self.engine.llm.embed_model if same else (index.dense_model or "").split("#")[0] or None
+        return {"model": self.engine.llm.embed_model or None, "index_model": shown, "total": total, "missing": missing,
                 "active": same and missing < total}
 
     async def _chunk_map(self) -> dict[str, dict]:
@@ -48,14 +51,14 @@ class Embedder:
 
         Progress goes to ``emit``; a cancel keeps what was embedded so far."""
         emit = emit or (lambda e: None)
-        model = self.engine.llm.embed_model
+        model = self.engine.llm.embed_identity
         if not model:
             raise LibraryError("Choose an embedding model in Settings first.")
         index = self.index
         todo = index.missing_vectors() if index.dense_model == model else list(index._serial_of)
         chunks = await self._chunk_map()
         todo = [c for c in todo if c in chunks]
-        client = self.engine.llm.client()
+        llm = self.engine.llm
         store = self.engine.store
         done = embedded = cached = 0
         emit({"stage": "embed", "done": 0, "total": len(todo), "model": model})
@@ -76,7 +79,7 @@ class Embedder:
                     else:
                         need.append(chunk_id)
                 if need:
-                    got = await client.embed(model, [doc_text(model, chunks[c]["text"]) for c in need])
+                    got = await llm.embed_texts([chunks[c]["text"] for c in need], "passage")
                     puts = []
                     for chunk_id, vec in zip(need, got):
                         v = np.asarray(vec, dtype=np.float32)
@@ -91,7 +94,7 @@ class Embedder:
                 emit({"stage": "embed", "done": done, "total": len(todo), "model": model})
         finally:
             if done:
-                await store.commit([("index", INDEX_KEY, index.to_bytes())])
+                await self.engine.library.save_index()  # the manifest names the model; vectors are in the cache
         result = {"model": model, "embedded": embedded, "cached": cached, "done": done, "total": len(todo)}
         if stopped:
             raise TrainCancelled(f"Embedding stopped after {done} of {len(todo)} passages; those are kept.")
@@ -99,13 +102,13 @@ class Embedder:
 
     async def query_vector(self, query: str):
         """The query's embedding when the index has vectors of the current model; else None."""
-        model = self.engine.llm.embed_model
+        model = self.engine.llm.embed_identity
         if not model or self.index.dense_model != model or not self.index.dense.n_live:
             return None
         key = (model, query)
         if key not in self._query_cache:
             try:
-                vec = (await self.engine.llm.client().embed(model, [query_text(model, query)]))[0]
+                vec = (await self.engine.llm.embed_texts([query], "query"))[0]
             except LLMError:
                 return None  # the server went away: keyword search still answers
             if len(self._query_cache) > 256:

@@ -1,9 +1,15 @@
-"""The model server the person chose: settings, connection status, models, pulling.
+"""The model servers the person chose: settings, connection status, models, pulling.
+
+Chat and embeddings each have a server (kind, address, model; ``quire.llm.settings``), the
+same one unless set apart.  ``status`` diagnoses both, chooses the only model of a role on
+first connection (``quire.llm.pick``), and says "reload needed" for an address the page's
+CSP does not admit yet (the page tells ``admit`` what csp.js admitted when it opened).
 
 The transport is injected: ``quire.browser.FetchTransport`` in the tab, a urllib one on
 CPython.  Status follows ``quire.llm.diagnosis``: a browser reports every failure as
 "Failed to fetch", so the probe asks twice (no-cors, then cors) and the diagnosis turns
-that into one of connected / not_running / cors_refused / model_missing with the fix.
+that into one of connected / not_running / cors_refused / model_missing / reload_needed
+with the fix, in the words of the server's kind.
 
 Privacy: a server on this computer (``quire.llm.loopback``) is used as stored; any other
 address is used only after the person confirmed it in this tab (``confirm``), because
@@ -21,18 +27,12 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
+from quire.errors import InvalidInput
 from quire.llm.events import LLMError
 from quire.llm.loopback import parse
+from quire.llm.settings import DEFAULTS, ROLES, migrate, roles, same_server, validate
+from quire.retrieval import prefixes as _prefixes
 
-DEFAULTS = {
-    "url": "http://127.0.0.1:11434",  # Ollama's default address
-    "kind": "ollama",                  # or "openai" for llama-server / LM Studio
-    "chat_model": "",
-    "embed_model": "",
-    "temperature": 0.2,                # low: answers should stay close to the documents
-    "num_ctx": 8192,                   # enough for 7 passages of ~1,000 characters and the history
-}
-KINDS = ("ollama", "openai")
 SETTINGS_KEY = "llm"
 
 # (url, mode) -> (reachable: bool); mode is "no-cors" or "cors".
@@ -67,10 +67,13 @@ class LLMService:
                  platform: str | None = None):
         self.store, self.transport, self._probe = store, _Guarded(transport, self), probe
         self.origin, self.platform = origin, platform
-        self.settings = dict(DEFAULTS)
+        self.settings = migrate({})
         # Origins of non-loopback servers the person confirmed in this tab.  Only in memory:
         # a confirmation kept in storage could be forged by whoever can write that storage.
         self.confirmed: set[str] = set()
+        # Origins the page's Content-Security-Policy lets it reach (the page says at start-up);
+        # None on CPython, where nothing narrows them.
+        self.admitted: set[str] | None = None
 
     # -- privacy: which servers may be contacted ------------------------------
     def allows(self, url: str) -> bool:
@@ -85,62 +88,63 @@ class LLMService:
 
     def confirm(self, origins) -> list[str]:
         """The person confirmed these servers in this tab (the page passes what it showed them)."""
-        for origin in origins or ():
-            address = parse(origin) if isinstance(origin, str) else None
-            if address is None or address.origin != origin:
-                raise ValueError(f"{origin!r} is not a server origin (scheme, host and port, such as http://127.0.0.1:11434)")
-            if not address.loopback:
+        for origin in _origins(origins):
+            if not parse(origin).loopback:
                 self.confirmed.add(origin)
         return sorted(self.confirmed)
+
+    def admit(self, origins) -> list[str]:
+        """What the page's CSP admits (csp.js decided it when the page opened)."""
+        self.admitted = set(_origins(origins))
+        return sorted(self.admitted)
 
     async def probe(self, url: str, mode: str) -> bool:
         return self.allows(url) and bool(self._probe) and await self._probe(url, mode)
 
     async def load(self) -> dict:
-        saved = await self.store.get("settings", SETTINGS_KEY) or {}
-        self.settings = {**DEFAULTS, **{k: v for k, v in saved.items() if k in DEFAULTS}}
+        self.settings = migrate(await self.store.get("settings", SETTINGS_KEY))
         return self.settings
 
-    async def save(self, changes: dict, confirm: str | None = None) -> dict:
-        """Store the settings.  A server on another computer needs ``confirm`` set to its
-        origin (Settings asks the person, naming the host) unless it is confirmed already."""
+    async def save(self, changes: dict, confirm=None) -> dict:
+        """Store the settings.  A server on another computer needs its origin in ``confirm`` (one
+        origin or a list; Settings asks the person, naming the host) unless confirmed already.
+        While both roles use one server, a new ``url`` / ``kind`` moves both."""
         unknown = set(changes) - set(DEFAULTS)
         if unknown:
-            raise ValueError(f"unknown settings {sorted(unknown)}; known: {', '.join(DEFAULTS)}")
-        merged = {**self.settings, **changes}
-        if merged["kind"] not in KINDS:
-            raise ValueError(f"server kind must be one of {', '.join(KINDS)}")
-        merged["url"] = merged["url"].strip().rstrip("/")
-        if not merged["url"].startswith(("http://", "https://")):
-            raise ValueError("the server address must start with http:// or https://")
-        address = parse(merged["url"])
-        if address is None:
-            raise ValueError(f"“{merged['url']}” is not a server address a browser can use; "
-                             "write it like http://127.0.0.1:11434")
-        if address.userinfo:
-            raise ValueError("the server address must not contain a user name or password (browsers refuse "
-                             "to send requests to such addresses); write it like http://127.0.0.1:11434")
-        if not self.allows(merged["url"]):
-            if confirm != address.origin:
-                raise ValueError(f"Questions and passages would be sent to {address.origin}, which is not this "
-                                 "computer. Confirm that you want to send them there (Settings asks you to), "
-                                 f"or use this computer's server {DEFAULTS['url']}.")
-            self.confirmed.add(address.origin)
-        merged["temperature"] = float(merged["temperature"])
-        merged["num_ctx"] = int(merged["num_ctx"])
+            raise InvalidInput(f"unknown settings {sorted(unknown)}; known: {', '.join(DEFAULTS)}")
+        changes = dict(changes)
+        if same_server(self.settings):  # one server for both until the embedding server is set apart
+            for mine, embed in (("url", "embed_url"), ("kind", "embed_kind")):
+                if mine in changes and embed not in changes:
+                    changes[embed] = changes[mine]
+        merged = validate({**self.settings, **changes})
+        confirm = [confirm] if isinstance(confirm, str) else list(confirm or ())
+        for url in dict.fromkeys((merged["url"], merged["embed_url"])):
+            origin = parse(url).origin
+            if not self.allows(url):
+                if origin not in confirm:
+                    raise InvalidInput(f"Questions and passages would be sent to {origin}, which is not this "
+                                       "computer. Confirm that you want to send them there (Settings asks you to), "
+                                       f"or use this computer's server {DEFAULTS['url']}.")
+                self.confirmed.add(origin)
         await self.store.commit([("settings", SETTINGS_KEY, merged)])
         self.settings = merged
         return merged
 
-    def client(self):
+    def _client(self, kind: str, url: str):
         # Imported here: the clients are not needed until a model server is used.
         from quire.llm.ollama import OllamaClient
         from quire.llm.openai_compat import OpenAICompatClient
 
-        url = self.settings["url"]
-        if self.settings["kind"] == "openai":
-            return OpenAICompatClient(url, self.transport)
-        return OllamaClient(url, self.transport)
+        return (OpenAICompatClient if kind == "openai" else OllamaClient)(url, self.transport)
+
+    def client(self):
+        """The chat server's client."""
+        return self._client(self.settings["kind"], self.settings["url"])
+
+    def embed_client(self):
+        """The embedding server's client (the chat server's unless set apart)."""
+        return self._client(self.settings["embed_kind"], self.settings["embed_url"])
 
     @property
     def chat_model(self) -> str:
@@ -150,62 +154,134 @@ class LLMService:
     def embed_model(self) -> str:
         return self.settings["embed_model"]
 
+    @property
+    def prefix_setting(self) -> dict:
+        """The embedding model's prefix setting (``quire.retrieval.prefixes``)."""
+        return self.settings["prefixes"].get(self.embed_model) or {"mode": "auto"}
+
+    @property
+    def embed_identity(self) -> str:
+        """What vectors are made with: model and prefixes (vectors of another identity are not reused)."""
+        return _prefixes.identity(self.embed_model, self.prefix_setting) if self.embed_model else ""
+
+    async def embed_texts(self, texts: list[str], side: str, **kw) -> list[list[float]]:
+        """Vectors for ``texts`` ("query" or "passage" ``side``), prefixed as the model's setting says."""
+        model, setting = self.embed_model, self.prefix_setting
+        prefixed = _prefixes.resolve(model, setting)
+        if side == "query":
+            texts = [_prefixes.query_text(model, t, setting) for t in texts]
+        else:
+            texts = [_prefixes.doc_text(model, t, setting=setting) for t in texts]
+        if prefixed.server_adds and self.settings["embed_kind"] == "openai":
+            kw["input_type"] = side
+        return await self.embed_client().embed(model, texts, **kw)
+
     def options(self, **extra) -> dict:
-        return {"temperature": self.settings["temperature"], "num_ctx": self.settings["num_ctx"], **extra}
+        """Request options; ``num_predict`` bounds every answer (Ollama's name; ``max_tokens`` on /v1)."""
+        return {"temperature": self.settings["temperature"], "num_ctx": self.settings["num_ctx"],
+                "num_predict": self.settings["num_predict"], **extra}
 
     async def status(self, model: str | None = None) -> dict:
-        """Connection status with the exact fix, plus version and models when connected."""
-        from quire.llm.diagnosis import diagnose, same_model
+        """Connection status of both servers, each with the exact fix, plus versions and models.
+        The top level is the chat server's (what chat and study need); ``embed`` the embedding
+        server's.  On first connection a role with one model gets it (``picked`` says so)."""
+        from quire.llm.pick import auto_pick, candidates
 
-        url = self.settings["url"]
-        if not self.allows(url):
-            return self.unconfirmed_status()
-        version_url = url + ("/v1/models" if self.settings["kind"] == "openai" else "/api/version")
-        client = self.client()
-        models: list[dict] = []
-        version = None
-        error = None
-        try:
-            version = await client.version()
-            cors_ok = reachable = True
-        except LLMError as exc:
-            cors_ok = False
-            reachable = exc.kind != "connection" or await self.probe(version_url, "no-cors")
-            if exc.kind != "connection" and exc.status != 403:
-                error = exc
-        if cors_ok:
-            try:
-                models = [m.__dict__ for m in await client.tags()]
-            except LLMError as exc:
-                error = exc
-        model = model if model is not None else self.chat_model
-        installed = [m["name"] for m in models] if cors_ok else None
-        d = diagnose(self.origin, reachable=reachable, cors_ok=cors_ok, model=model or None, installed=installed,
-                     error=error, base_url=url, platform=self.platform)
-        return {"status": d.status, "message": d.message, "fix": d.fix, "version": version, "url": url,
-                "kind": self.settings["kind"], "models": models, "settings": self.settings,
-                "chat_ready": d.ok and bool(self.chat_model),
-                "embed_ready": d.ok and bool(self.embed_model) and any(same_model(self.embed_model, m["name"]) for m in models)}
+        servers = roles(self.settings)
+        seen = {}
+        for role, server in servers.items():
+            if server not in seen:
+                seen[server] = await self._reach(*server, role)
+        pending = {role: (seen[s]["models_all"] if seen[s].get("cors_ok") else None)
+                   for role, s in servers.items() if self.settings["picked"].get(role) != s[1]}
+        pick = auto_pick(pending, self.settings)
+        if pick.changes:
+            picked = {**self.settings["picked"], **{r: servers[r][1] for r in ("chat", "embeddings")
+                                                      if ROLES[r][2] in pick.changes}}
+            await self.save({**pick.changes, "picked": picked})
+        chat = self._diagnose("chat", seen[servers["chat"]], model if model is not None else self.chat_model)
+        embed = self._diagnose("embeddings", seen[servers["embeddings"]], self.embed_model)
+        return {**chat, "embed": embed, "same_server": same_server(self.settings), "settings": self.settings,
+                "chat_ready": chat["status"] == "connected" and bool(self.chat_model),
+                "embed_ready": embed["status"] == "connected" and bool(self.embed_model),
+                "picked": pick.message or None, "choose": pick.choose,
+                "embed_prefix": self.prefix_setting if self.embed_model else None,
+                "embed_prefix_auto": {m["name"]: _auto_prefixes(m["name"]) for m in candidates(embed["models"], "embeddings")}}
 
-    def unconfirmed_status(self) -> dict:
-        url = self.settings["url"]
+    async def _reach(self, kind: str, url: str, role: str) -> dict:
+        """What one server answers: reachable, CORS, version, models (or why not asked)."""
+        from quire.llm.pick import role_of
+
         address = parse(url)
-        where = address.origin if address else url
+        origin = address.origin if address else url
+        if not self.allows(url):
+            return {"kind": kind, "url": url, "origin": origin, "gate": "unconfirmed"}
+        if self.admitted is not None and origin not in self.admitted:
+            return {"kind": kind, "url": url, "origin": origin, "gate": "reload_needed"}
+        client = self._client(kind, url)
+        out = {"kind": kind, "url": url, "origin": origin, "gate": None, "version": None, "models_all": [],
+               "error": None, "cors_ok": False, "reachable": False}
+        try:
+            out["version"] = await client.version()
+            out["cors_ok"] = out["reachable"] = True
+        except LLMError as exc:
+            probe_url = url + ("/v1/models" if kind == "openai" else "/api/version")
+            out["reachable"] = exc.kind != "connection" or await self.probe(probe_url, "no-cors")
+            if exc.kind != "connection" and exc.status != 403:
+                out["error"] = exc
+        if out["cors_ok"]:
+            try:
+                out["models_all"] = [{**m.__dict__, "role": role_of(m.__dict__)} for m in await client.tags()]
+            except LLMError as exc:
+                out["error"] = exc
+        return out
+
+    def _diagnose(self, role: str, seen: dict, model: str) -> dict:
+        from quire.llm.diagnosis import diagnose, reload_needed
+
+        base = {"role": role, "url": seen["url"], "origin": seen["origin"], "kind": seen["kind"],
+                "version": None, "models": []}
+        if seen["gate"] == "unconfirmed":
+            return {**base, **self._unconfirmed(seen["origin"])}
+        if seen["gate"] == "reload_needed":
+            d = reload_needed(seen["url"])
+            return {**base, "status": d.status, "message": d.message, "fix": d.fix}
+        d = diagnose(self.origin, reachable=seen["reachable"], cors_ok=seen["cors_ok"], model=model or None,
+                     installed=[m["name"] for m in seen["models_all"]] if seen["cors_ok"] else None,
+                     error=seen["error"], base_url=seen["url"], platform=self.platform, kind=seen["kind"], role=role)
+        return {**base, "status": d.status, "message": d.message, "fix": d.fix, "version": seen["version"],
+                "models": seen["models_all"]}
+
+    def _unconfirmed(self, where: str) -> dict:
         return {"status": "unconfirmed",
                 "message": f"Quire is set to send your questions and passages to {where}, which is not this "
                            "computer. Nothing has been sent there: it needs your confirmation in this tab first.",
                 "fix": "Open Settings and choose “Use this server” if you trust it, or “Switch back to this "
                        f"computer's server” ({DEFAULTS['url']}). Until then Quire answers from your documents "
-                       "without a model.",
-                "version": None, "url": url, "origin": where, "kind": self.settings["kind"], "models": [],
-                "settings": self.settings, "chat_ready": False, "embed_ready": False}
+                       "without a model."}
 
-    async def pull(self, model: str, emit) -> dict:
+    async def pull(self, model: str, emit, role: str = "chat") -> dict:
         last = None
-        async for p in self.client().pull(model):
+        client = self.embed_client() if role == "embeddings" else self.client()
+        async for p in client.pull(model):
             last = p
             emit({"type": "pull", **p.as_dict()})
         return {"model": model, "status": last.status if last else "success"}
+
+
+def _auto_prefixes(model: str) -> dict:
+    """What "automatic" puts before queries and passages for ``model`` (shown in Settings)."""
+    return {"query": _prefixes.query_text(model, ""), "document": _prefixes.doc_text(model, "")}
+
+
+def _origins(origins) -> list[str]:
+    out = []
+    for origin in origins or ():
+        address = parse(origin) if isinstance(origin, str) else None
+        if address is None or address.origin != origin:
+            raise InvalidInput(f"{origin!r} is not a server origin (scheme, host and port, such as http://127.0.0.1:11434)")
+        out.append(origin)
+    return out
 
 
 async def _status(engine, ctx, model=None):
@@ -217,8 +293,8 @@ async def _save(engine, ctx, changes, confirm=None):
     return await engine.llm.status() if settings else None
 
 
-async def _pull(engine, ctx, model):
-    return await engine.llm.pull(model, ctx.emit)
+async def _pull(engine, ctx, model, role="chat"):
+    return await engine.llm.pull(model, ctx.emit, role)
 
 
 METHODS = {
@@ -227,4 +303,5 @@ METHODS = {
     "saveLlmSettings": _save,
     "pullModel": _pull,
     "llmConfirm": lambda engine, ctx, origins: engine.llm.confirm(origins),
+    "llmAdmit": lambda engine, ctx, origins: engine.llm.admit(origins),
 }

@@ -33,7 +33,8 @@ import base64
 import time
 
 from quire import vault, vault_settings
-from quire.library import INDEX_KEY, Library, LibraryError
+from quire.library import Library, LibraryError
+from quire.retrieval import segments
 from quire.services.llm import DEFAULTS as LLM_DEFAULTS, SETTINGS_KEY as LLM_KEY
 from quire.store import BUCKETS, StoreFullError
 from quire.vault_library import LibraryDataError, check_library, rebuild_index
@@ -61,7 +62,8 @@ def _progress(engine):
 async def export_vault(engine, page_settings: dict | None = None) -> dict:
     engine.events.emit({"kind": "vault_export"})
     await _progress(engine).flush()  # the export is in the vault it writes
-    snapshot = {b: await engine.store.all(b) for b in BUCKETS}
+    # The search index stays out: an import never trusts one and rebuilds it from the passages.
+    snapshot = {b: await engine.store.all(b) if b != "index" else {} for b in BUCKETS}
     if page_settings:
         snapshot["settings"][PAGE_SETTINGS] = {k: str(v) for k, v in page_settings.items() if str(k).startswith("quire.")}
     buckets, blobs = vault.from_store(snapshot)
@@ -103,10 +105,10 @@ async def import_vault(engine, data: bytes, mode: str = "merge", page: dict | No
     p = vault.plan(incoming, current, mode)
     final = _final(current, p)
     model = {**LLM_DEFAULTS, **(final["settings"].get(LLM_KEY) or {})}["embed_model"]
-    index = rebuild_index(final["sources"], final["chunks"], final["vectors"], model).to_bytes()
-    deletes = [d for d in p["deletes"] if d[0] != "index"]
-    deletes += [("index", k) for k in current["index"] if k != INDEX_KEY]
-    puts = [x for x in p["puts"] if x[0] != "index"] + [("index", INDEX_KEY, index)]
+    index = segments.snapshot(rebuild_index(final["sources"], final["chunks"], final["vectors"], model),
+                              extra_keys=current["index"])  # written as segments; every other index key goes
+    deletes = [d for d in p["deletes"] if d[0] != "index"] + index.deletes
+    puts = [x for x in p["puts"] if x[0] != "index"] + index.puts
     try:
         await store.commit(puts, deletes)  # ONE commit: all of it, or nothing
     except StoreFullError:

@@ -21,6 +21,7 @@ import sqlite3
 import tempfile
 import zipfile
 
+from quire.errors import InvalidInput
 from quire.study.anki_read import Deck, read_apkg, read_deck  # noqa: F401  (one place for both directions)
 from quire.study.validate import CLOZE
 
@@ -113,7 +114,7 @@ def _note_fields(card: dict) -> tuple[int, list[str], list[int]]:
         return BASIC_ID, [card["front"], card["back"]], [0]
     if card["type"] == "cloze":
         return CLOZE_ID, [card["text"], card.get("extra", "")], [n - 1 for n in cloze_numbers(card["text"])]
-    raise ValueError(f"card type {card['type']!r} is not basic or cloze")
+    raise InvalidInput(f"card type {card['type']!r} is not basic or cloze")
 
 
 def _plain(html: str) -> str:

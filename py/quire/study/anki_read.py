@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from quire import jsonlimits
+from quire.errors import QuireError
 from quire.extract.base import MB, ExtractError, Limits, SafeZip
 from quire.study import zstd
 
@@ -42,7 +43,7 @@ STUB = "Please update to the latest Anki version"
 CLOZE_KIND = 1  # note type kind: 0 normal, 1 cloze (schema 11 "type", schema 18 config field 1)
 
 
-class AnkiError(ValueError):
+class AnkiError(QuireError, ValueError):
     """A package Quire cannot read; the message says why, for the person."""
 
 

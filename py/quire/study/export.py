@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
+from quire.errors import InvalidInput
 from quire.study.anki import read_apkg, write_apkg  # noqa: F401  (one place to import exporters from)
 from quire.study.validate import CLOZE
 
@@ -51,7 +52,7 @@ def term_definition(card: dict) -> tuple[str, str]:
 def quizlet_text(cards: list[dict], separator: str = "tab") -> str:
     """Cards as Quizlet import text; ``separator`` is "tab" or "comma"."""
     if separator not in SEPARATORS:
-        raise ValueError(f"unknown separator {separator!r}; choose one of: {', '.join(SEPARATORS)}")
+        raise InvalidInput(f"unknown separator {separator!r}; choose one of: {', '.join(SEPARATORS)}")
     sep = SEPARATORS[separator]
     return "".join(f"{_flat(t, sep)}{sep}{_flat(d, sep)}\n" for t, d in map(term_definition, cards))
 

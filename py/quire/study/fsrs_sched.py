@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from quire.errors import InvalidInput
+
 RATINGS = ("again", "hard", "good", "easy")  # fsrs.Rating 1..4
 
 
@@ -35,7 +37,7 @@ def _rating(rating):
         return fsrs.Rating(RATINGS.index(rating.lower()) + 1)
     if isinstance(rating, int) and 1 <= rating <= 4:
         return fsrs.Rating(rating)
-    raise ValueError(f"unknown rating {rating!r}; choose one of: {', '.join(RATINGS)} (or 1-4)")
+    raise InvalidInput(f"unknown rating {rating!r}; choose one of: {', '.join(RATINGS)} (or 1-4)")
 
 
 def card_number(item_id: str) -> int:

@@ -16,11 +16,12 @@ from __future__ import annotations
 from typing import Callable
 
 from quire import prompts
-from quire.model import Chunk
-from quire.study.items import chunk_id, location_label, stamp
+from quire.errors import InvalidInput
+from quire.model import Chunk, location_label
+from quire.study.items import stamp
 from quire.study.schemas import schema_for
 from quire.study.select import MAX_CHUNKS, select_chunks
-from quire.study.validate import StudyError, parse_json, validate
+from quire.study.validate import StudyError, parse_json, salvage_json, validate
 
 # The variables the code passes to each prompt template; tests/test_prompts.py
 # checks every prompts/*.md against this, so template and code cannot drift.
@@ -38,16 +39,28 @@ DIFFICULTIES = ("easy", "medium", "hard")
 LIST_KINDS = ("quiz", "flashcards")  # the others return one document
 
 
+class CutReply(str):
+    """A model's answer that the server stopped at the token limit (``done_reason``/
+    ``finish_reason`` ``length``); ``llm_call`` returns one so ``generate`` can salvage the
+    complete items and ask again for fewer.
+
+    >>> CutReply('{"items": [').cut
+    True
+    """
+
+    cut = True
+
+
 def format_context(chunks: list[Chunk]) -> str:
     """Numbered passages for the prompt; the numbers are what the model cites.
 
     >>> print(format_context([Chunk("a.pdf", {"page": 2}, 0, 5, "Hello")]))
-    [1] (a.pdf, page 2)
+    [1] (a.pdf, p. 2)
     Hello
     """
     parts = []
     for n, chunk in enumerate(chunks, 1):
-        where = ", ".join(x for x in (chunk.source_id, location_label(chunk.location)) if x)
+        where = ", ".join(x for x in (chunk.source, location_label(chunk.location)) if x)
         parts.append(f"[{n}] ({where})\n{chunk.text.strip()}")
     return "\n\n".join(parts)
 
@@ -91,7 +104,7 @@ def _renumber(node, passages: list[Chunk]):
     if isinstance(node, dict):
         out = {k: _renumber(v, passages) for k, v in node.items() if k != "citations"}
         if "citations" in node:
-            out["chunk_ids"] = [chunk_id(passages[n - 1]) for n in node["citations"]]
+            out["chunk_ids"] = [passages[n - 1].id for n in node["citations"]]
         return out
     if isinstance(node, list):
         return [_renumber(v, passages) for v in node]
@@ -117,33 +130,45 @@ def generate(
 
     The report says how many items the model offered, how many were kept and
     why the others were dropped.  If fewer than half the wanted items survive
-    (or the answer was not JSON), the model is asked once more.
+    (or the answer was not JSON), the model is asked once more; after an answer cut
+    at the token limit (a ``CutReply``) its complete items are kept and the second
+    request asks for about half as many (a smaller document).
     """
-    schema = schema_for(kind)
     if difficulty not in DIFFICULTIES:
-        raise ValueError(f"unknown difficulty {difficulty!r}; choose one of: {', '.join(DIFFICULTIES)}")
+        raise InvalidInput(f"unknown difficulty {difficulty!r}; choose one of: {', '.join(DIFFICULTIES)}")
     if not any(c.text.strip() for c in chunks):
         raise StudyError("Nothing to study here: the chosen scope has no text. Add documents or widen the scope.")
     passages = select_chunks(chunks, max_chunks, topic=topic or lesson_title)
-    values = template_values(kind, format_context(passages), count=count, difficulty=difficulty, scope=scope,
-                             module_title=module_title, lesson_title=lesson_title, objective=objective)
-    prompt = prompts.render(kind, values, overrides)
+    context = format_context(passages)
     wanted = count if kind in LIST_KINDS else 1
     kept: list[dict] = []
-    report = {"attempts": 0, "offered": 0, "kept": 0, "dropped": [], "errors": [],
-              "chunk_ids": [chunk_id(c) for c in passages]}
+    report = {"attempts": 0, "offered": 0, "kept": 0, "dropped": [], "errors": [], "cut": 0,
+              "chunk_ids": [c.id for c in passages]}
+    asked, shrink = count, 0
     for attempt in (1, 2):
         report["attempts"] = attempt
+        values = template_values(kind, context, count=asked, difficulty=difficulty, scope=scope,
+                                 module_title=module_title, lesson_title=lesson_title, objective=objective)
+        reply = llm_call(prompts.render(kind, values, overrides), schema_for(kind, asked, len(passages), shrink))
+        cut = bool(getattr(reply, "cut", False))
+        if cut:
+            report["cut"] += 1
+            report["errors"].append("the answer reached the token limit and was cut")
+            shrink += 1  # the retry asks for a smaller document / about half the items
         try:
-            data = parse_json(llm_call(prompt, schema))
+            data = salvage_json(reply) if cut else parse_json(reply)
             items, dropped = validate(kind, data, len(passages))
         except StudyError as err:
             report["errors"].append(str(err))
+            asked = max(1, (asked + 1) // 2) if cut else asked
             continue
         report["offered"] += len(items) + sum(1 for d in dropped if isinstance(d["index"], int))
         report["dropped"] += [dict(d, attempt=attempt) for d in dropped]
         seen = {_signature(i) for i in kept}
         kept += [i for i in items if _signature(i) not in seen]
+        if cut and len(kept) < wanted:
+            asked = max(1, min((asked + 1) // 2, wanted - len(kept)))  # the rest, at most half as many
+            continue
         if len(kept) * 2 >= wanted and kept:
             break
     if not kept:

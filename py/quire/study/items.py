@@ -3,11 +3,12 @@
 Every item (card, question, lesson, map node) is a JSON-able dict that records
 the chunks it came from: ``chunk_ids`` plus ``chunk_hashes`` (id -> content
 hash at the time it was made), so a later re-index can tell which items went
-stale.  A chunk's id is stable across edits of its text; its hash is not.
+stale.  A chunk's id (``model.chunk_id``: ``<source id>:<n>``) says where it
+sits, not what it says; its hash changes with its text.
 
 >>> from quire.model import Chunk
->>> chunk_id(Chunk("notes.md", {"section": ["Intro"]}, 120, 480, "Some text"))
-'notes.md:120'
+>>> provenance([Chunk("3f9a0c", {"section": ["Intro"]}, 120, 480, "Some text", n=2)])["chunk_ids"]
+['3f9a0c:2']
 """
 
 from __future__ import annotations
@@ -18,16 +19,11 @@ import json
 from quire.model import Chunk
 
 
-def chunk_id(chunk: Chunk) -> str:
-    """``<source_id>:<start>``: where the chunk sits, not what it says."""
-    return f"{chunk.source_id}:{chunk.start}"
-
-
 def provenance(chunks: list[Chunk]) -> dict:
     """The ``chunk_ids`` / ``chunk_hashes`` pair an item stores."""
     return {
-        "chunk_ids": [chunk_id(c) for c in chunks],
-        "chunk_hashes": {chunk_id(c): c.hash for c in chunks},
+        "chunk_ids": [c.id for c in chunks],
+        "chunk_hashes": {c.id: c.hash for c in chunks},
     }
 
 
@@ -49,16 +45,3 @@ def stamp(item: dict, chunks: list[Chunk], *, made_without_ai: bool) -> dict:
     item["id"] = item_id(item)
     return item
 
-
-def location_label(location: dict) -> str:
-    """Human words for a chunk location.
-
-    >>> location_label({"section": ["Setup", "Install"]}), location_label({"page": 5})
-    ('Setup > Install', 'page 5')
-    """
-    if location.get("section"):
-        return " > ".join(location["section"])
-    for key in ("page", "slide", "chapter", "sheet"):
-        if key in location:
-            return f"{key} {location[key]}"
-    return ""

@@ -12,8 +12,8 @@ edges." with key phrase "directed edges" becomes
 
 from __future__ import annotations
 
-from quire.model import Chunk
-from quire.study.items import location_label, stamp
+from quire.model import Chunk, location_label
+from quire.study.items import stamp
 from quire.study.select import study_chunks
 from quire.study.text import find_phrase, scope_phrases, study_sentences
 
@@ -86,7 +86,7 @@ def make_cloze_cards(chunks: list[Chunk], count: int = 20) -> list[dict]:
         item = {
             "type": "cloze",
             "text": cloze_text(cand["sentence"], spans),
-            "extra": ", ".join(x for x in (chunk.source_id, location_label(chunk.location)) if x),
+            "extra": ", ".join(x for x in (chunk.source, location_label(chunk.location)) if x),
         }
         cards.append(stamp(item, [chunk], made_without_ai=True))
     return cards

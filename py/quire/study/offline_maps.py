@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from quire.model import Chunk
-from quire.study.items import chunk_id, stamp
+from quire.study.items import stamp
 from quire.study.select import study_chunks
 from quire.study.text import key_phrases, prose_blocks, surface_form
 
@@ -65,7 +65,7 @@ def _leaf_phrases(secs: list[Section]) -> list[list[str]]:
 
 
 def _node(label: str, chunks: list[Chunk], children: list | None = None) -> dict:
-    return {"label": label, "chunk_ids": [chunk_id(c) for c in chunks], "children": children or []}
+    return {"label": label, "chunk_ids": [c.id for c in chunks], "children": children or []}
 
 
 def clusters(chunks: list[Chunk], k: int = MAX_CLUSTERS) -> list[Section]:
@@ -120,10 +120,10 @@ def make_mindmap(chunks: list[Chunk], title: str = "") -> dict:
             parent = index.setdefault(("Overview",), _node("Overview", []))
             if parent not in root["children"]:
                 root["children"].insert(0, parent)
-        parent["chunk_ids"] = sorted(set(parent["chunk_ids"]) | {chunk_id(c) for c in sec.chunks})
+        parent["chunk_ids"] = sorted(set(parent["chunk_ids"]) | {c.id for c in sec.chunks})
         taken = {parent.get("label", "").lower()} | {c["label"].lower() for c in parent["children"]}
         parent["children"] += [_node(p, sec.chunks) for p in leaves if p.lower() not in taken]
-    topic = title or (chunks[0].source_id if len({c.source_id for c in chunks}) == 1 else "These documents")
+    topic = title or (chunks[0].source if len({c.source_id for c in chunks}) == 1 else "These documents")
     return stamp({"topic": topic, "children": root["children"]}, chunks, made_without_ai=True)
 
 
@@ -143,10 +143,10 @@ def make_outline(chunks: list[Chunk], title: str = "") -> dict:
         module["lessons"].append({
             "title": lesson_title,
             "objective": f"Explain {focus}." if focus else f"Summarise {lesson_title}.",
-            "chunk_ids": [chunk_id(c) for c in sec.chunks],
+            "chunk_ids": [c.id for c in sec.chunks],
         })
         if not module["summary"] and focus:
             module["summary"] = f"Covers {focus}."
     kept = [m for m in modules.values() if m["lessons"]]
-    name = title or (chunks[0].source_id if len({c.source_id for c in chunks}) == 1 else "Workshop")
+    name = title or (chunks[0].source if len({c.source_id for c in chunks}) == 1 else "Workshop")
     return stamp({"title": name, "modules": kept}, chunks, made_without_ai=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import random
 
+from quire.errors import InvalidInput
 from quire.model import Chunk
 from quire.study.items import stamp
 from quire.study.offline_cards import _round_robin, candidate_sentences
@@ -93,7 +94,7 @@ def make_quiz(chunks: list[Chunk], count: int = 10, kinds: tuple[str, ...] = ("m
     """
     unknown = set(kinds) - {"multiple_choice", "true_false"}
     if unknown or not kinds:
-        raise ValueError(f"unknown question kinds {sorted(unknown)}; choose from multiple_choice, true_false")
+        raise InvalidInput(f"unknown question kinds {sorted(unknown)}; choose from multiple_choice, true_false")
     chunks = study_chunks(chunks)
     pool = sorted({p for phrases in scope_phrases(chunks) for p, _ in phrases})
     items = []

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import copy
 
+from quire.errors import InvalidInput
+
 
 def start(items: list[dict], now: str, order: list[int] | None = None) -> dict:
     """A new session over ``items`` (in ``order`` if given, e.g. shuffled by the caller)."""
     if not items:
-        raise ValueError("a quiz needs at least one question")
+        raise InvalidInput("a quiz needs at least one question")
     order = list(range(len(items))) if order is None else list(order)
     if sorted(order) != list(range(len(items))):
-        raise ValueError("order must be a permutation of the item positions")
+        raise InvalidInput("order must be a permutation of the item positions")
     return {"items": copy.deepcopy(items), "order": order, "position": 0, "answers": [],
             "status": "in_progress", "started": now, "finished": None, "history": []}
 
@@ -38,9 +40,9 @@ def answer(session: dict, choice: int | None, now: str) -> dict:
     """Record ``choice`` (an option index; ``None`` = skipped) and move on."""
     item = current(session)
     if item is None:
-        raise ValueError("this quiz run is already finished")
+        raise InvalidInput("this quiz run is already finished")
     if choice is not None and not 0 <= choice < len(item["options"]):
-        raise ValueError(f"choice {choice} is not an option (0-{len(item['options']) - 1})")
+        raise InvalidInput(f"choice {choice} is not an option (0-{len(item['options']) - 1})")
     session = copy.deepcopy(session)
     session["answers"].append({"item": item.get("id", session["order"][session["position"]]),
                                "choice": choice, "correct": choice == item["answer"], "at": now})
@@ -89,7 +91,7 @@ def restart(session: dict, now: str, only_wrong: bool = False) -> dict:
     order = [i for i in session["order"]
              if not only_wrong or session["items"][i].get("id", i) in wrong]
     if not order:
-        raise ValueError("no questions were missed, so there is nothing to retry")
+        raise InvalidInput("no questions were missed, so there is nothing to retry")
     history = session["history"] + [_archive(session)]
     fresh = start(session["items"], now, order=list(range(len(session["items"]))))
     fresh["order"], fresh["history"] = order, history

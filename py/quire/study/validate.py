@@ -21,12 +21,14 @@ from __future__ import annotations
 import json
 import re
 
+from quire.errors import InvalidInput, QuireError
+
 # {{c1::answer}} or {{c1::answer::hint}}; neither part may contain "}}".
 CLOZE = re.compile(r"\{\{c(\d+)::((?:(?!\}\}|::).)*)(?:::((?:(?!\}\}).)*))?\}\}", re.DOTALL)
 MAX_TEXT = 2000  # longer than any sane card or question: a sign of a runaway model
 
 
-class StudyError(ValueError):
+class StudyError(QuireError, ValueError):
     """Study material could not be made; the message is for the person."""
 
 
@@ -57,6 +59,56 @@ def parse_json(text: str):
             pass
     preview = " ".join(cleaned.split())[:80]
     raise StudyError(f"The model did not answer in JSON, so nothing could be read from it (it began: {preview!r}).")
+
+
+_CLOSE = {"{": "}", "[": "]"}
+MAX_SALVAGE_TRIES = 200
+
+
+def salvage_json(text: str):
+    """The complete part of a JSON answer cut off mid-way (the server hit the token limit):
+    cut back to the last closed object or array and close what is still open.  Items after
+    the cut are lost; the ones before it go on to be validated one by one.
+
+    >>> salvage_json('{"items": [{"q": "a", "c": [1]}, {"q": "b", "c": [')
+    {'items': [{'q': 'a', 'c': [1]}]}
+    >>> salvage_json('{"items": [{"q": "a"}]}')
+    {'items': [{'q': 'a'}]}
+    """
+    try:
+        return parse_json(text)
+    except StudyError:
+        pass
+    cleaned = re.sub(r"<think>.*?</think>", "", text or "", flags=re.DOTALL)
+    stack: list[str] = []
+    ends: list[tuple[int, str]] = []  # (position after a closing bracket, the closers still needed)
+    in_string = escaped = False
+    for i, ch in enumerate(cleaned):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in _CLOSE:
+            stack.append(_CLOSE[ch])
+        elif ch in "}]" and stack:
+            stack.pop()
+            ends.append((i + 1, "".join(reversed(stack))))
+    for end, closers in reversed(ends[-MAX_SALVAGE_TRIES:]):
+        head = cleaned[:end].rstrip()
+        start = min((j for j in (head.find("{"), head.find("[")) if j >= 0), default=0)
+        try:
+            return json.loads(head[start:] + closers)
+        except ValueError:
+            continue
+    preview = " ".join(cleaned.split())[:80]
+    raise StudyError("The model's answer was cut at the token limit before one complete item "
+                     f"(it began: {preview!r}).")
 
 
 def _text(value, field: str, *, required: bool = True) -> str:
@@ -245,4 +297,4 @@ def validate(kind: str, data, n_passages: int) -> tuple[list[dict], list[dict]]:
         except Invalid as err:
             dropped.append({"index": "document", "reason": str(err)})
             return [], dropped
-    raise ValueError(f"unknown study kind {kind!r}; choose one of: {', '.join([*_LISTS, *_DOCUMENTS])}")
+    raise InvalidInput(f"unknown study kind {kind!r}; choose one of: {', '.join([*_LISTS, *_DOCUMENTS])}")

@@ -10,8 +10,10 @@ Symbols are spread over the states with step (size/2 + size/8 + 3), here 5 mod 4
 
 from __future__ import annotations
 
+from quire.errors import QuireError
 
-class ZstdError(ValueError):
+
+class ZstdError(QuireError):
     """Not a zstd stream Quire can read, or more output than allowed."""
 
 

@@ -2,27 +2,28 @@
 (function () {
   'use strict';
   var h = QuireUI.h;
+  var t = QuireUI.t;
   var q = self.quire;
   var root, list, trainBtn, trainBox, summary, categoryInput, datalist, welcomeBox;
   var training = null;
 
   function init(el) {
     root = el;
-    categoryInput = h('input', { type: 'text', testid: 'category-input', list: 'quire-categories', placeholder: 'e.g. Biology, Exam 2', 'aria-label': 'Category for new sources' });
+    categoryInput = h('input', { type: 'text', testid: 'category-input', list: 'quire-categories', placeholder: t('e.g. Biology, Exam 2'), 'aria-label': t('Category for new sources') });
     datalist = h('datalist', { id: 'quire-categories' });
-    var fileInput = h('input', { type: 'file', multiple: true, testid: 'file-input', class: 'visually-hidden', onchange: function () { add(fileInput.files); fileInput.value = ''; } });
-    var folderInput = h('input', { type: 'file', multiple: true, webkitdirectory: true, testid: 'folder-input', class: 'visually-hidden', onchange: function () { add(folderInput.files); folderInput.value = ''; } });
-    var drop = h('div', { class: 'dropzone', testid: 'dropzone', tabindex: '0', role: 'button', 'aria-label': 'Drop files or folders here, or press Enter to choose files',
+    var fileInput = h('input', { type: 'file', multiple: true, testid: 'file-input', class: 'visually-hidden', 'aria-label': t('Choose files…'), tabindex: '-1', onchange: function () { add(fileInput.files); fileInput.value = ''; } });
+    var folderInput = h('input', { type: 'file', multiple: true, webkitdirectory: true, testid: 'folder-input', class: 'visually-hidden', 'aria-label': t('Choose a folder…'), tabindex: '-1', onchange: function () { add(folderInput.files); folderInput.value = ''; } });
+    var drop = h('div', { class: 'dropzone', testid: 'dropzone', tabindex: '0', role: 'button',
       onclick: function () { fileInput.click(); }, onkeydown: function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); fileInput.click(); } } },
-      h('strong', null, 'Drop documents or folders here'),
-      h('span', null, 'PDF, Word, PowerPoint, Excel, CSV, Markdown, HTML, EPUB, text'));
+      h('strong', null, t('Drop documents or folders here')),
+      h('span', null, t('PDF, Word, PowerPoint, Excel, CSV, Markdown, HTML, EPUB, text')));
     ['dragenter', 'dragover'].forEach(function (t) { drop.addEventListener(t, function (e) { e.preventDefault(); drop.classList.add('over'); }); });
     ['dragleave', 'drop'].forEach(function (t) { drop.addEventListener(t, function () { drop.classList.remove('over'); }); });
     drop.addEventListener('drop', function (e) { e.preventDefault(); filesFromDrop(e.dataTransfer).then(add); });
 
-    var pasteName = h('input', { type: 'text', testid: 'paste-name', placeholder: 'Title', 'aria-label': 'Title of the pasted text' });
-    var pasteText = h('textarea', { testid: 'paste-text', rows: '5', placeholder: 'Paste notes here…', 'aria-label': 'Text to add' });
-    var urlInput = h('input', { type: 'url', testid: 'url-input', placeholder: 'https://…', 'aria-label': 'Web address to add' });
+    var pasteName = h('input', { type: 'text', testid: 'paste-name', placeholder: t('Title'), 'aria-label': t('Title of the pasted text') });
+    var pasteText = h('textarea', { testid: 'paste-text', rows: '5', placeholder: t('Paste notes here…'), 'aria-label': t('Text to add') });
+    var urlInput = h('input', { type: 'url', testid: 'url-input', placeholder: 'https://…', 'aria-label': t('Web address to add') });
 
     trainBtn = h('button', { type: 'button', class: 'primary', testid: 'train-button', hidden: true, onclick: train });
     summary = h('span', { class: 'muted', testid: 'library-summary' });
@@ -31,27 +32,27 @@
     welcomeBox = h('div', { class: 'welcome-box' });
 
     root.append(
-      h('div', { class: 'view-head' }, h('h2', null, 'Library'), summary, h('span', { class: 'spacer' }), trainBtn),
+      h('div', { class: 'view-head' }, h('h2', null, t('Library')), summary, h('span', { class: 'spacer' }), trainBtn),
       welcomeBox,
       h('div', { class: 'card add-card' },
         drop,
         h('div', { class: 'add-row' },
-          h('button', { type: 'button', onclick: function () { fileInput.click(); } }, 'Choose files…'),
-          h('button', { type: 'button', onclick: function () { folderInput.click(); } }, 'Choose a folder…'),
-          h('label', { class: 'inline' }, 'Category ', categoryInput), datalist, fileInput, folderInput),
-        h('details', { class: 'more-ways' }, h('summary', null, 'Paste text or add a web address'),
+          h('button', { type: 'button', onclick: function () { fileInput.click(); } }, t('Choose files…')),
+          h('button', { type: 'button', onclick: function () { folderInput.click(); } }, t('Choose a folder…')),
+          h('label', { class: 'inline' }, t('Category') + ' ', categoryInput), datalist, fileInput, folderInput),
+        h('details', { class: 'more-ways' }, h('summary', null, t('Paste text or add a web address')),
           h('div', { class: 'paste' }, pasteName, pasteText,
             h('button', { type: 'button', testid: 'paste-add', onclick: function () {
-              if (!pasteText.value.trim()) { QuireUI.toast('Paste some text first.', 'error'); return; }
-              add([{ name: pasteName.value.trim() || 'Pasted text', text: pasteText.value }]);
+              if (!pasteText.value.trim()) { QuireUI.toast(t('Paste some text first.'), 'error'); return; }
+              add([{ name: pasteName.value.trim() || t('Pasted text'), text: pasteText.value }]);
               pasteText.value = ''; pasteName.value = '';
-            } }, 'Add text')),
+            } }, t('Add text'))),
           h('div', { class: 'url' }, urlInput, h('button', { type: 'button', testid: 'url-add', onclick: function () {
             if (urlInput.value.trim()) add([urlInput.value.trim()]);
-          } }, 'Add page')))),
+          } }, t('Add page'))))),
       trainBox,
       list,
-      h('div', { class: 'danger-zone' }, h('button', { type: 'button', class: 'danger', testid: 'erase-all', onclick: confirmErase }, 'Erase all knowledge…')));
+      h('div', { class: 'danger-zone' }, h('button', { type: 'button', class: 'danger', testid: 'erase-all', onclick: confirmErase }, t('Erase all knowledge…'))));
     document.addEventListener('quire:library-changed', refresh);
     document.addEventListener('quire:sample-changed', refresh);
     document.addEventListener('quire:ready', refresh);
@@ -84,15 +85,15 @@
   function add(items) {
     items = Array.prototype.slice.call(items || []);
     if (!items.length) return Promise.resolve([]);
-    var note = QuireUI.toast('Adding ' + QuireUI.plural(items.length, 'item') + '…');
+    var note = QuireUI.toast(t('Adding {items}…', { items: QuireUI.plural(items.length, 'item') }));
     return q.stage(items, { category: categoryInput.value.trim() || null }).then(function (records) {
       note.remove();
       var failed = records.filter(function (r) { return r.status === 'failed'; });
       var again = records.filter(function (r) { return r.note; });
-      var msg = (records.length - failed.length) + ' staged. Press Train to add them to what Quire knows.';
-      if (again.length) msg += ' ' + again.length + ' already staged.';
+      var msg = t('{n} staged. Press Train to add them to what Quire knows.', { n: records.length - failed.length });
+      if (again.length) msg += ' ' + t('{n} already staged.', { n: again.length });
       QuireUI.toast(msg);
-      failed.forEach(function (r) { QuireUI.toast(r.name + ': ' + r.error, 'error'); });
+      failed.forEach(function (r) { QuireUI.toast(r.name + ': ' + QuireI18n.engine(r.error), 'error'); });
       return records;
     }, function (err) { note.remove(); QuireUI.toast(err.message, 'error'); });
   }
@@ -101,8 +102,8 @@
     return Promise.all([q.sources(), q.categories()]).then(function (res) { render(res[0], res[1]); });
   }
 
-  var LANG = { en: 'English', de: 'German', other: 'Other' };
-  var KIND = { pdf: 'PDF', docx: 'Word', pptx: 'PowerPoint', xlsx: 'Excel', csv: 'CSV', markdown: 'Markdown', html: 'HTML', epub: 'EPUB', text: 'Text' };
+  var LANG = { en: t('English'), de: t('German'), other: t('Other') };
+  var KIND = { pdf: 'PDF', docx: 'Word', pptx: 'PowerPoint', xlsx: 'Excel', csv: 'CSV', markdown: 'Markdown', html: 'HTML', epub: 'EPUB', text: t('Text') };
 
   function render(sources, categories) {
     QuireUI.clear(datalist);
@@ -110,45 +111,49 @@
     var pending = sources.filter(function (s) { return s.status === 'staged'; }).length;
     var trained = sources.filter(function (s) { return s.status === 'trained'; });
     trainBtn.hidden = !pending || !!training;
-    trainBtn.textContent = 'Train ' + QuireUI.plural(pending, 'staged source');
-    summary.textContent = trained.length + ' trained · ' + QuireUI.plural(trained.reduce(function (n, s) { return n + s.chunks; }, 0), 'passage') +
-      (pending ? ' · ' + pending + ' waiting for Train' : '');
+    trainBtn.textContent = t('Train {sources}', { sources: QuireUI.plural(pending, 'staged source') });
+    summary.textContent = t('{n} trained', { n: trained.length }) + ' · ' + QuireUI.plural(trained.reduce(function (n, s) { return n + s.chunks; }, 0), 'passage') +
+      (pending ? ' · ' + t('{n} waiting for Train', { n: pending }) : '');
     QuireUI.clear(list);
     if (!sources.length) {
       QuireUI.fill(welcomeBox, QuireWelcome.welcome());
-      list.appendChild(h('p', { class: 'empty', testid: 'library-empty' }, 'Nothing here yet. Add documents above; Quire keeps them in this browser only.'));
+      list.appendChild(h('p', { class: 'empty', testid: 'library-empty' }, t('Nothing here yet. Add documents above; Quire keeps them in this browser only.')));
       return;
     }
     showSample(sources);
-    var table = h('table', { class: 'sources' },
-      h('thead', null, h('tr', null, ['Name', 'Type', 'Size', 'Parts', 'Passages', 'Category', 'Language', 'Status', 'Added', ''].map(function (t) { return h('th', { scope: 'col' }, t); }))));
+    // On a phone each row becomes a stacked card; data-label names each cell there (quire.css).
+    var COLS = [t('Name'), t('File'), t('Parts'), t('Passages'), t('Category'), t('Language'), t('Status'), t('Added'), t('Actions')];
+    var table = h('table', { class: 'sources library-table', testid: 'source-table' },
+      h('thead', null, h('tr', null, COLS.map(function (c, i) { return h('th', { scope: 'col', class: i === COLS.length - 1 ? 'visually-hidden-th' : null }, c); }))));
     var body = h('tbody');
     sources.forEach(function (s) {
-      var cat = h('input', { type: 'text', value: s.category || '', list: 'quire-categories', 'aria-label': 'Category of ' + s.name, class: 'cat', disabled: s.status === 'failed',
+      var cat = h('input', { type: 'text', value: s.category || '', list: 'quire-categories', 'aria-label': t('Category of {name}', { name: s.name }), class: 'cat', disabled: s.status === 'failed',
         onchange: function () { q.setCategory(s.id, cat.value).then(refresh, function (e) { QuireUI.toast(e.message, 'error'); }); } });
-      var lang = h('select', { class: 'lang', testid: 'source-language', 'aria-label': 'Language of ' + s.name, disabled: s.status !== 'trained',
-        onchange: function () { q.setLanguage(s.id, lang.value).then(function () { QuireUI.toast(s.name + ' is now read as ' + LANG[lang.value] + '.'); refresh(); }, function (e) { QuireUI.toast(e.message, 'error'); }); } },
+      var lang = h('select', { class: 'lang', testid: 'source-language', 'aria-label': t('Language of {name}', { name: s.name }), disabled: s.status !== 'trained',
+        onchange: function () { q.setLanguage(s.id, lang.value).then(function () { QuireUI.toast(t('{name} is now read as {language}.', { name: s.name, language: LANG[lang.value] })); refresh(); }, function (e) { QuireUI.toast(e.message, 'error'); }); } },
         Object.keys(LANG).map(function (k) { return h('option', { value: k }, LANG[k]); }));
       lang.value = s.language || 'other';
-      var status = s.status === 'failed' ? h('span', { class: 'status failed', title: s.error }, 'failed: ' + s.error)
-        : h('span', { class: 'status ' + s.status }, s.status + ocrNote(s));
+      var error = QuireI18n.engine(s.error);
+      var status = s.status === 'failed' ? h('span', { class: 'status failed', title: error }, t('failed: {error}', { error: error }))
+        : h('span', { class: 'status ' + s.status }, (STATUS[s.status] || s.status) + ocrNote(s));
       body.appendChild(h('tr', { testid: 'source-row', dataset: { id: s.id, status: s.status, name: s.name } },
-        h('td', { class: 'name' }, s.name, s.warnings && s.warnings.length ? h('div', { class: 'muted small' }, s.warnings.join(' · ')) : null),
-        h('td', null, KIND[s.kind] || s.kind || '—'),
-        h('td', null, QuireUI.bytes(s.size)),
-        h('td', null, s.status === 'trained' ? units(s) : '—'),
-        h('td', { testid: 'source-chunks' }, s.status === 'trained' ? String(s.chunks) : '—'),
-        h('td', null, cat),
-        h('td', null, lang),
-        h('td', { testid: 'source-status' }, status),
-        h('td', { class: 'muted' }, QuireUI.date(s.added)),
+        h('td', { class: 'name', 'data-label': COLS[0] },
+          h('span', { class: 'name-text', title: s.name, tabindex: '0', testid: 'source-name' }, s.name),
+          s.warnings && s.warnings.length ? h('div', { class: 'muted small' }, s.warnings.map(QuireI18n.engine).join(' · ')) : null),
+        h('td', { class: 'kind', 'data-label': COLS[1] }, (KIND[s.kind] || s.kind || '—') + ' · ', h('span', { class: 'nowrap', testid: 'source-size' }, QuireUI.bytes(s.size))),
+        h('td', { testid: 'source-parts', 'data-label': COLS[2] }, s.status === 'trained' ? units(s) : '—'),
+        h('td', { class: 'num', testid: 'source-chunks', 'data-label': COLS[3] }, s.status === 'trained' ? QuireI18n.number(s.chunks) : '—'),
+        h('td', { 'data-label': COLS[4] }, cat),
+        h('td', { 'data-label': COLS[5] }, lang),
+        h('td', { testid: 'source-status', 'data-label': COLS[6] }, status),
+        h('td', { class: 'muted date', 'data-label': COLS[7], title: QuireUI.date(s.added), testid: 'source-added' }, QuireUI.shortDate(s.added)),
         h('td', { class: 'row-actions' },
-          s.kind === 'pdf' && s.status === 'trained' && q.ocrAvailable() ? h('button', { type: 'button', class: 'icon', testid: 'force-ocr', title: 'Read every page with OCR (for a bad text layer)',
-            'aria-label': 'Read every page of ' + s.name + ' with OCR', onclick: function () {
-              q.setForceOcr(s.id, true).then(function () { QuireUI.toast(s.name + ' will be read with OCR on the next Train.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
-            } }, 'OCR') : null,
-          h('button', { type: 'button', class: 'icon', testid: 'remove-source', 'aria-label': 'Remove ' + s.name, title: 'Remove',
-          onclick: function () { remove(s); } }, '✕'))));
+          s.kind === 'pdf' && s.status === 'trained' && q.ocrAvailable() ? h('button', { type: 'button', class: 'icon', testid: 'force-ocr', title: t('Read every page with OCR (for a bad text layer)'),
+            'aria-label': t('Read every page of {name} with OCR', { name: s.name }), onclick: function () {
+              q.setForceOcr(s.id, true).then(function () { QuireUI.toast(t('{name} will be read with OCR on the next Train.', { name: s.name })); }, function (e) { QuireUI.toast(e.message, 'error'); });
+            } }, t('OCR')) : null,
+          h('button', { type: 'button', class: 'icon', testid: 'remove-source', 'aria-label': t('Remove {name}', { name: s.name }), title: t('Remove'),
+          onclick: function () { remove(s); } }, QuireIcons.svg('close')))));
     });
     table.appendChild(body);
     list.appendChild(table);
@@ -161,52 +166,53 @@
       QuireUI.fill(welcomeBox, sample.card);
       list.querySelectorAll('[data-testid="source-row"]').forEach(function (row) {
         if (sample.ids.indexOf(row.dataset.id) >= 0 && !row.querySelector('.sample-tag')) {
-          row.querySelector('.name').prepend(h('span', { class: 'badge sample-tag', testid: 'sample-tag' }, 'Sample'), ' ');
+          row.querySelector('.name').prepend(h('span', { class: 'badge sample-tag', testid: 'sample-tag' }, t('Sample')), ' ');
         }
       });
     }, function () { QuireUI.clear(welcomeBox); });
   }
 
   function remove(s) {
-    var msg = s.status === 'trained' ? 'Remove “' + s.name + '” and everything Quire learned from it?' : null;
+    var msg = s.status === 'trained' ? t('Remove “{name}” and everything Quire learned from it?', { name: s.name }) : null;
     if (msg && !window.confirm(msg)) return;
-    q.remove(s.id).then(function () { QuireUI.toast('Removed ' + s.name + '.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
+    q.remove(s.id).then(function () { QuireUI.toast(t('Removed {name}.', { name: s.name })); }, function (e) { QuireUI.toast(e.message, 'error'); });
   }
 
+  var STATUS = { staged: t('staged'), trained: t('trained'), failed: t('failed') };
   var UNIT = { pages: 'page', slides: 'slide', sheets: 'sheet', chapters: 'chapter', sections: 'section' };
-  function units(s) { return s.unit_label ? QuireUI.plural(s.units, UNIT[s.unit_label] || s.unit_label, s.unit_label) : String(s.units); }
+  function units(s) { return s.unit_label ? QuireUI.plural(s.units, UNIT[s.unit_label] || s.unit_label, s.unit_label) : QuireI18n.number(s.units); }
 
   function ocrNote(s) {
     var read = Object.keys(s.ocr_pages || {});
     var note = '';
     if (read.length) {
       var conf = read.reduce(function (sum, p) { return sum + s.ocr_pages[p]; }, 0) / read.length;
-      note += ' · ' + QuireUI.plural(read.length, 'page') + ' read by OCR (' + Math.round(conf) + '% confidence)';
+      note += ' · ' + t('{pages} read by OCR ({confidence}% confidence)', { pages: QuireUI.plural(read.length, 'page'), confidence: Math.round(conf) });
     }
     if (s.needs_ocr_pages && s.needs_ocr_pages.length) {
-      note += ' · ' + QuireUI.plural(s.needs_ocr_pages.length, 'scanned page') + ' not searchable' + (q.ocrAvailable() ? '' : ': OCR is not included in this copy of Quire');
+      note += ' · ' + t('{pages} not searchable', { pages: QuireUI.plural(s.needs_ocr_pages.length, 'scanned page') }) + (q.ocrAvailable() ? '' : ': ' + t('OCR is not included in this copy of Quire'));
     }
-    if (s.force_ocr && s.status === 'staged') note += ' · every page will be read by OCR';
+    if (s.force_ocr && s.status === 'staged') note += ' · ' + t('every page will be read by OCR');
     return note;
   }
 
-  var STAGE_TEXT = { ocr: 'reading scanned pages', embed: 'adding meaning vectors', extract: 'reading', chunk: 'cutting into passages', chunked: 'done', failed: 'failed', skip: 'already known, skipped', index: 'indexing', save: 'saving', done: 'finished',
-    waiting: 'waiting for the change running in this tab', 'waiting-other-tab': 'training in another tab; this Train starts when it is done' };
+  var STAGE_TEXT = { ocr: t('reading scanned pages'), embed: t('adding meaning vectors'), extract: t('reading'), chunk: t('cutting into passages'), chunked: t('done'), failed: t('failed'), skip: t('already known, skipped'), index: t('indexing'), save: t('saving'), done: t('finished'),
+    waiting: t('waiting for the change running in this tab'), 'waiting-other-tab': t('training in another tab; this Train starts when it is done') };
 
   function train() {
     if (training) return;
     var controller = new AbortController();
     var rows = {};
     var bar = h('div', { class: 'progress', role: 'progressbar', 'aria-valuemin': '0', 'aria-valuemax': '100' }, h('div', { class: 'progress-fill' }));
-    var label = h('p', { class: 'muted', testid: 'train-stage' }, 'Starting…');
+    var label = h('p', { class: 'muted', testid: 'train-stage' }, t('Starting…'));
     var files = h('ul', { class: 'train-files' });
-    var cancel = h('button', { type: 'button', testid: 'train-cancel', onclick: function () { controller.abort(); } }, 'Cancel');
-    var heading = h('strong', null, 'Training');
+    var cancel = h('button', { type: 'button', testid: 'train-cancel', onclick: function () { controller.abort(); } }, t('Cancel'));
+    var heading = h('strong', null, t('Training'));
     QuireUI.fill(trainBox, h('div', { class: 'view-head' }, heading, h('span', { class: 'spacer' }), cancel), bar, label, files);
     // Once Train has ended, its panel is a report the student can put away.
     var ended = function (title) {
       heading.textContent = title;
-      cancel.replaceWith(h('button', { type: 'button', testid: 'train-close', onclick: function () { QuireUI.clear(trainBox); trainBox.hidden = true; } }, 'Close'));
+      cancel.replaceWith(h('button', { type: 'button', testid: 'train-close', onclick: function () { QuireUI.clear(trainBox); trainBox.hidden = true; } }, t('Close')));
     };
     trainBox.hidden = false;
     trainBtn.hidden = true;
@@ -219,55 +225,57 @@
       bar.setAttribute('aria-valuenow', String(Math.min(pct, 100)));
       if (e.stage === 'ocr') {
         rows[e.file] = rows[e.file] || files.appendChild(h('li'));
-        rows[e.file].textContent = e.file + ' — OCR: page ' + (e.done + (e.done < e.pages ? 1 : 0)) + ' of ' + e.pages +
-          (e.eta_s ? ', about ' + e.eta_s + ' s left' : '');
-        label.textContent = 'File ' + e.file_index + ' of ' + e.files + ': reading scanned pages (' + e.done + ' of ' + e.pages + ' done' +
-          (e.eta_s ? ', about ' + e.eta_s + ' s left' : '') + ')';
+        var left = e.eta_s ? ', ' + t('about {s} s left', { s: e.eta_s }) : '';
+        rows[e.file].textContent = e.file + ' — ' + t('OCR: page {page} of {pages}', { page: e.done + (e.done < e.pages ? 1 : 0), pages: e.pages }) + left;
+        label.textContent = t('File {i} of {n}', { i: e.file_index, n: e.files }) + ': ' + t('reading scanned pages ({done} of {pages} done', { done: e.done, pages: e.pages }) + left + ')';
         label.dataset.testid = 'train-stage';
         return;
       }
       if (e.stage === 'embed') {
-        label.textContent = 'Adding meaning vectors with ' + e.model + ': ' + e.done + ' of ' + e.total;
+        label.textContent = t('Adding meaning vectors with {model}: {done} of {total}', { model: e.model, done: e.done, total: e.total });
         return;
       }
       if (e.file) {
         if (!rows[e.file]) { rows[e.file] = h('li'); files.appendChild(rows[e.file]); }
         rows[e.file].textContent = e.file + ' — ' + (STAGE_TEXT[e.stage] || e.stage) +
-          (e.units ? ' (' + QuireUI.plural(e.units, 'part') + ')' : '') + (e.chunks ? ' · ' + QuireUI.plural(e.chunks, 'passage') : '') + (e.error ? ': ' + e.error : '');
+          (e.units ? ' (' + QuireUI.plural(e.units, 'part') + ')' : '') + (e.chunks ? ' · ' + QuireUI.plural(e.chunks, 'passage') : '') + (e.error ? ': ' + QuireI18n.engine(e.error) : '');
         rows[e.file].className = e.stage === 'failed' ? 'failed' : '';
       }
-      label.textContent = e.file ? 'File ' + e.file_index + ' of ' + e.files + ': ' + (STAGE_TEXT[e.stage] || e.stage)
+      label.textContent = e.file ? t('File {i} of {n}', { i: e.file_index, n: e.files }) + ': ' + (STAGE_TEXT[e.stage] || e.stage)
         : (STAGE_TEXT[e.stage] || e.stage) + (e.chunks ? ' ' + QuireUI.plural(e.chunks, 'passage') : '') + '…';
     } }).then(function (c) {
       // The result appears once the list shows what Train did (no staged row left behind).
       training = null;
       var show = function () {
-        label.textContent = 'Trained: ' + c.added + ' added, ' + c.changed + ' changed, ' + c.skipped + ' already known' + (c.failed ? ', ' + c.failed + ' failed' : '') + '.';
+        label.textContent = t('Trained: {added} added, {changed} changed, {skipped} already known', { added: c.added, changed: c.changed, skipped: c.skipped }) +
+          (c.failed ? ', ' + t('{n} failed', { n: c.failed }) : '') + '.';
         label.dataset.testid = 'train-result';
         QuireUI.toast(label.textContent);
-        ended('Train finished');
+        // A file that failed for a reason nobody expected carries its traceback: offer it for a report.
+        (c.files || []).forEach(function (f) { if (f.detail) QuireUI.toast(f.name + ': ' + QuireI18n.engine(f.error), 'error', f.detail); });
+        ended(t('Train finished'));
       };
       return refresh().then(show, show);
     }, function (err) {
       training = null;
-      label.textContent = err.message;
+      label.textContent = QuireI18n.engine(err.message);
       QuireUI.toast(err.message, err.kind === 'TrainCancelled' ? 'info' : 'error');
-      ended('Train stopped');
+      ended(t('Train stopped'));
       return refresh().catch(function (e) { QuireUI.toast(e.message, 'error'); });
     });
   }
 
   function confirmErase() {
-    var input = h('input', { type: 'text', testid: 'erase-confirm-input', autocomplete: 'off', 'aria-label': 'Type ERASE to confirm' });
-    var go = h('button', { type: 'button', class: 'danger', testid: 'erase-confirm', disabled: true }, 'Erase everything');
+    var input = h('input', { type: 'text', testid: 'erase-confirm-input', autocomplete: 'off', 'aria-label': t('Type ERASE to confirm') });
+    var go = h('button', { type: 'button', class: 'danger', testid: 'erase-confirm', disabled: true }, t('Erase everything'));
     var dialog = h('dialog', { class: 'erase-dialog', testid: 'erase-dialog' },
-      h('h3', null, 'Erase all knowledge?'),
-      h('p', null, 'This deletes every source, passage, index, chat, study item, progress record and setting Quire keeps in this browser. It cannot be undone. Type ERASE to confirm.'),
-      input, h('div', { class: 'add-row' }, h('button', { type: 'button', onclick: function () { dialog.close(); dialog.remove(); } }, 'Keep everything'), go));
+      h('h3', null, t('Erase all knowledge?')),
+      h('p', null, t('This deletes every source, passage, index, chat, study item, progress record and setting Quire keeps in this browser. It cannot be undone. Type ERASE to confirm.')),
+      input, h('div', { class: 'add-row' }, h('button', { type: 'button', onclick: function () { dialog.close(); dialog.remove(); } }, t('Keep everything')), go));
     input.addEventListener('input', function () { go.disabled = input.value.trim() !== 'ERASE'; });
     go.addEventListener('click', function () {
       go.disabled = true;
-      q.eraseAll().then(function (r) { dialog.close(); dialog.remove(); QuireUI.toast('Everything Quire stored here has been erased.' + (r.message ? ' ' + r.message : '')); },
+      q.eraseAll().then(function (r) { dialog.close(); dialog.remove(); QuireUI.toast(t('Everything Quire stored here has been erased.') + (r.message ? ' ' + QuireI18n.engine(r.message) : '')); },
         function (e) { QuireUI.toast(e.message, 'error'); go.disabled = false; });
     });
     document.body.appendChild(dialog);

@@ -4,43 +4,47 @@
 (function () {
   'use strict';
   var h = QuireUI.h;
+  var t = QuireUI.t;
   var q = self.quire;
   var P = self.QuirePrivacy;
   var inventory, largest, netBody, netSummary, vaultMsg, fileInput, importBtn, exportBtn, serverBox;
-  var KIND = { bundle: 'Quire’s own files', 'in-page': 'inside the page', llm: 'your model server', loopback: 'this machine', other: 'elsewhere' };
+  var NET_COLS = [t('Time'), t('By'), t('To'), t('Address'), t('Size')];
+  var INV_COLS = [t('What'), t('Holds'), t('Records'), t('Size'), t('Where')];
+  var FROM = { page: t('the page'), engine: t('the engine') };
+  var KIND = { bundle: t('Quire’s own files'), 'in-page': t('inside the page'), llm: t('your model server'), loopback: t('this machine'), other: t('elsewhere') };
 
   function init(root) {
-    inventory = h('div', { testid: 'inventory' }, h('p', { class: 'muted' }, 'Loading…'));
+    inventory = h('div', { testid: 'inventory' }, h('p', { class: 'muted' }, t('Loading…')));
     largest = h('div', { testid: 'largest-sources' });
     netSummary = h('p', { class: 'net-summary', testid: 'network-summary' });
     netBody = h('tbody', { testid: 'network-log' });
     vaultMsg = h('div', { class: 'vault-msg', testid: 'vault-message', 'aria-live': 'polite' });
     fileInput = h('input', { type: 'file', accept: '.quire,.zip,application/zip', testid: 'vault-file',
       onchange: function () { importBtn.disabled = !fileInput.files.length; } });
-    importBtn = h('button', { type: 'button', testid: 'vault-import', disabled: true, onclick: doImport }, 'Import');
-    exportBtn = h('button', { type: 'button', class: 'primary', testid: 'vault-export', onclick: doExport }, 'Export vault…');
+    importBtn = h('button', { type: 'button', testid: 'vault-import', disabled: true, onclick: doImport }, t('Import'));
+    exportBtn = h('button', { type: 'button', class: 'primary', testid: 'vault-export', onclick: doExport }, t('Export vault…'));
 
     serverBox = h('div', { testid: 'privacy-server' });
     root.append(
-      h('div', { class: 'view-head' }, h('h2', null, 'Privacy'),
-        h('span', { class: 'muted small' }, 'Everything below lives in this browser. Nothing is sent anywhere but the model server you chose.'),
-        h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'privacy-refresh', onclick: render }, 'Refresh')),
-      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, 'Where your data can go')), serverBox, sharing()),
-      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, 'What Quire keeps')), inventory, largest),
+      h('div', { class: 'view-head' }, h('h2', null, t('Privacy')),
+        h('span', { class: 'muted small' }, t('Everything below lives in this browser. Nothing is sent anywhere but the model server you chose.')),
+        h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'privacy-refresh', onclick: render }, t('Refresh'))),
+      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('Where your data can go'))), serverBox, sharing()),
+      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('What Quire keeps'))), inventory, largest),
       h('div', { class: 'card pg-card' },
-        h('div', { class: 'pg-card-head' }, h('h3', null, 'Network requests since this page opened'), h('span', { class: 'muted small' }, 'live · newest first')),
+        h('div', { class: 'pg-card-head' }, h('h3', null, t('Network requests since this page opened')), h('span', { class: 'muted small' }, t('live · newest first'))),
         netSummary,
-        h('div', { class: 'net-scroll' }, h('table', { class: 'sources net' },
-          h('thead', null, h('tr', null, ['Time', 'By', 'To', 'Address', 'Size'].map(function (t) { return h('th', null, t); }))), netBody))),
+        h('div', { class: 'net-scroll', tabindex: '0', role: 'region', 'aria-label': t('Network requests since this page opened') }, h('table', { class: 'sources net' },
+          h('thead', null, h('tr', null, NET_COLS.map(function (c) { return h('th', { scope: 'col' }, c); }))), netBody))),
       h('div', { class: 'card pg-card', testid: 'vault-card' },
-        h('div', { class: 'pg-card-head' }, h('h3', null, 'Carry your vault')),
-        h('p', { class: 'muted' }, 'One file with everything: sources and originals, the search index and vectors, chats, study material with card schedules, progress and settings. It is versioned and checksummed; a damaged file is refused and changes nothing.'),
+        h('div', { class: 'pg-card-head' }, h('h3', null, t('Carry your vault'))),
+        h('p', { class: 'muted' }, t('One file with everything: sources and originals, the search index and vectors, chats, study material with card schedules, progress and settings. It is versioned and checksummed; a damaged file is refused and changes nothing.')),
         h('div', { class: 'add-row' }, exportBtn),
         h('div', { class: 'vault-import' },
-          h('label', { class: 'inline' }, 'Vault file ', fileInput),
-          h('fieldset', { class: 'inline mode' }, h('legend', { class: 'visually-hidden' }, 'How to import'),
-            h('label', { class: 'inline' }, h('input', { type: 'radio', name: 'vault-mode', value: 'merge', checked: true, testid: 'vault-mode-merge' }), 'Merge (add to what is here)'),
-            h('label', { class: 'inline' }, h('input', { type: 'radio', name: 'vault-mode', value: 'replace', testid: 'vault-mode-replace' }), 'Replace (this browser becomes the vault)')),
+          h('label', { class: 'inline' }, t('Vault file') + ' ', fileInput),
+          h('fieldset', { class: 'inline mode' }, h('legend', { class: 'visually-hidden' }, t('How to import')),
+            h('label', { class: 'inline' }, h('input', { type: 'radio', name: 'vault-mode', value: 'merge', checked: true, testid: 'vault-mode-merge' }), t('Merge (add to what is here)')),
+            h('label', { class: 'inline' }, h('input', { type: 'radio', name: 'vault-mode', value: 'replace', testid: 'vault-mode-replace' }), t('Replace (this browser becomes the vault)'))),
           importBtn),
         vaultMsg));
     q.networkLog().forEach(row);
@@ -62,56 +66,58 @@
   function sharing() {
     if (location.protocol === 'file:') {
       return h('p', { class: 'fix', testid: 'privacy-storage-note', dataset: { mode: 'file' } },
-        h('strong', null, 'Opened from disk (file://): '),
-        'every HTML file you open from disk in this browser shares Quire’s storage, so such a page — a saved web page, say — ' +
-        'can read your library and change Quire’s settings. Quire cannot stop that reading; it does refuse to send anything to a model ' +
-        'server or website that you did not confirm in this tab. To give the library its own origin that no other page shares, run ',
-        h('code', null, 'python serve.py'), ' in the Quire folder and open the address it prints.');
+        h('strong', null, t('Opened from disk (file://):') + ' '),
+        t('every HTML file you open from disk in this browser shares Quire’s storage, so such a page — a saved web page, say — can read your library and change Quire’s settings. Quire cannot stop that reading; it does refuse to send anything to a model server or website that you did not confirm in this tab. To give the library its own origin that no other page shares, run') + ' ',
+        h('code', null, 'python serve.py'), ' ' + t('in the Quire folder and open the address it prints.'));
     }
     return h('p', { class: 'muted', testid: 'privacy-storage-note', dataset: { mode: 'http' } },
-      'Served from ', h('code', null, location.origin), ': only pages from this origin share Quire’s storage. ',
-      h('code', null, 'python serve.py'), ' serves Quire alone on its own origin; on a shared web host, other pages of the same origin can read the library too.');
+      t('Served from') + ' ', h('code', null, location.origin), ': ' + t('only pages from this origin share Quire’s storage.') + ' ',
+      h('code', null, 'python serve.py'), ' ' + t('serves Quire alone on its own origin; on a shared web host, other pages of the same origin can read the library too.'));
   }
 
   function server(settings) {
-    var url = settings.url;
-    var origin = P.origin(url) || url;
-    var state = P.isLoopback(url) ? 'loopback' : P.confirmed === origin ? 'confirmed' : 'unconfirmed';
+    var rows = [[t('Model server:'), settings.url]];
+    if (settings.embed_url && settings.embed_url !== settings.url) rows.push([t('Embedding server:'), settings.embed_url]);
     var text = {
-      loopback: 'on this computer (a loopback address): your questions and passages stay on this machine.',
-      confirmed: 'on another computer, confirmed by you in this tab: your questions and passages are sent there.',
-      unconfirmed: 'on another computer and not confirmed in this tab: Quire sends nothing there. Settings asks you to confirm it or switch back.',
-    }[state];
-    QuireUI.fill(serverBox,
-      h('p', { testid: 'privacy-server-state', dataset: { state: state } }, h('strong', null, 'Model server: '), h('code', null, origin), ' — ', text),
-      h('p', { class: 'muted', testid: 'privacy-url-fetch', dataset: { state: P.urlFetch ? 'on' : 'off' } },
-        h('strong', null, 'Adding web pages by address: '),
-        P.urlFetch ? 'on in this tab: the page may contact the sites whose addresses you add.' : 'off: the page contacts no website.'));
+      loopback: t('on this computer (a loopback address): your questions and passages stay on this machine.'),
+      confirmed: t('on another computer, confirmed by you in this tab: your questions and passages are sent there.'),
+      unconfirmed: t('on another computer and not confirmed in this tab: Quire sends nothing there. Settings asks you to confirm it or switch back.'),
+    };
+    QuireUI.fill(serverBox, rows.map(function (r, i) {
+      var origin = P.origin(r[1]) || r[1];
+      var state = P.isLoopback(r[1]) ? 'loopback' : P.confirmed.indexOf(origin) >= 0 ? 'confirmed' : 'unconfirmed';
+      return h('p', { testid: i ? 'privacy-embed-server-state' : 'privacy-server-state', dataset: { state: state } },
+        h('strong', null, r[0] + ' '), h('code', null, origin), ' — ', text[state]);
+    }), h('p', { class: 'muted', testid: 'privacy-url-fetch', dataset: { state: P.urlFetch ? 'on' : 'off' } },
+        h('strong', null, t('Adding web pages by address:') + ' '),
+        P.urlFetch ? t('on in this tab: the page may contact the sites whose addresses you add.') : t('off: the page contacts no website.')));
   }
 
   function draw(p) {
     QuireUI.fill(inventory, h('table', { class: 'sources inventory' },
-      h('thead', null, h('tr', null, ['What', 'Holds', 'Records', 'Size', 'Where'].map(function (t) { return h('th', null, t); }))),
+      h('thead', null, h('tr', null, INV_COLS.map(function (c) { return h('th', { scope: 'col' }, c); }))),
       h('tbody', null, p.rows.map(function (r) {
         return h('tr', { testid: 'inventory-row', dataset: { bucket: r.bucket, bytes: String(r.bytes) } },
-          h('td', null, h('strong', null, r.what)), h('td', { class: 'muted' }, r.holds), h('td', { class: 'num' }, String(r.count)),
-          h('td', { class: 'num', testid: 'inventory-size' }, r.size), h('td', null, h('code', null, r.where)));
+          h('td', null, h('strong', null, QuireI18n.engine(r.what))), h('td', { class: 'muted', 'data-label': INV_COLS[1] }, QuireI18n.engine(r.holds)),
+          h('td', { class: 'num', 'data-label': INV_COLS[2] }, QuireI18n.number(r.count)),
+          h('td', { class: 'num', testid: 'inventory-size', 'data-label': INV_COLS[3] }, r.size), h('td', { 'data-label': INV_COLS[4] }, h('code', null, r.where)));
       })),
-      h('tfoot', null, h('tr', null, h('th', null, 'Total'), h('td', { class: 'muted' }, 'kept in this browser'), h('td', { class: 'num' }, String(p.total.count)),
+      h('tfoot', null, h('tr', null, h('th', null, t('Total')), h('td', { class: 'muted' }, t('kept in this browser')), h('td', { class: 'num' }, QuireI18n.number(p.total.count)),
         h('td', { class: 'num', testid: 'inventory-total' }, QuireUI.bytes(p.total.bytes)),
-        h('td', { class: 'muted' }, p.estimate.usage != null ? 'the browser counts ' + QuireUI.bytes(p.estimate.usage) + ' for this page, ' + QuireUI.bytes(p.estimate.quota - p.estimate.usage) + ' free' : '')))));
-    QuireUI.fill(largest, p.largest_sources.length ? h('p', { class: 'muted small' }, 'Largest sources (remove these in Library first if storage runs out): ',
+        h('td', { class: 'muted' }, p.estimate.usage != null ? t('the browser counts {used} for this page, {free} free', { used: QuireUI.bytes(p.estimate.usage), free: QuireUI.bytes(p.estimate.quota - p.estimate.usage) }) : '')))));
+    QuireUI.fill(largest, p.largest_sources.length ? h('p', { class: 'muted small' }, t('Largest sources (remove these in Library first if storage runs out):') + ' ',
       p.largest_sources.map(function (x, i) { return [i ? ' · ' : '', x.name + ' (' + x.size + ')']; })) : null);
   }
 
   /* ---- the network log ---- */
   function row(e) {
-    var time = new Date(e.at).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    var time = new Date(e.at).toLocaleTimeString(QuireI18n.lang, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
     var shown = e.url.length > 90 ? e.url.slice(0, 60) + '…' + e.url.slice(-25) : e.url;
     netBody.insertBefore(h('tr', { testid: 'network-row', class: 'net-' + e.kind, dataset: { kind: e.kind } },
-      h('td', { class: 'muted' }, time), h('td', null, e.from), h('td', null, h('span', { class: 'net-kind ' + e.kind }, KIND[e.kind] || e.kind)),
-      h('td', { title: e.url }, h('code', null, (e.method !== 'GET' ? e.method + ' ' : '') + shown)),
-      h('td', { class: 'num muted' }, e.bytes ? QuireUI.bytes(e.bytes) : '—')), netBody.firstChild);  // newest first
+      h('td', { class: 'muted', 'data-label': NET_COLS[0] }, time), h('td', { 'data-label': NET_COLS[1] }, FROM[e.from] || e.from),
+      h('td', { 'data-label': NET_COLS[2] }, h('span', { class: 'net-kind ' + e.kind }, KIND[e.kind] || e.kind)),
+      h('td', { 'data-label': NET_COLS[3] }, h('code', { title: e.url }, (e.method !== 'GET' ? e.method + ' ' : '') + shown)),
+      h('td', { class: 'num muted', 'data-label': NET_COLS[4] }, e.bytes ? QuireUI.bytes(e.bytes) : '—')), netBody.firstChild);  // newest first
   }
 
   function summary() {
@@ -120,11 +126,11 @@
     log.forEach(function (e) { counts[e.kind] = (counts[e.kind] || 0) + 1; });
     var strange = (counts.other || 0);
     netSummary.dataset.state = strange ? 'warn' : 'ok';
-    QuireUI.fill(netSummary, h('strong', null, log.length + ' requests: '),
-      Object.keys(counts).sort().map(function (k, i) { return [i ? ', ' : '', counts[k] + ' to ' + (KIND[k] || k)]; }), '. ',
-      strange ? h('span', { class: 'state-not_running' }, strange + ' went elsewhere — check the addresses below.')
-        : h('span', { class: 'state-connected' }, 'Nothing went anywhere but Quire’s own files and this machine.'),
-      h('span', { class: 'muted small' }, ' The model server is reached by the engine; its calls show as “your model server”.'));
+    QuireUI.fill(netSummary, h('strong', null, QuireUI.plural(log.length, 'request') + ': '),
+      Object.keys(counts).sort().map(function (k, i) { return [i ? ', ' : '', t('{n} to {where}', { n: counts[k], where: KIND[k] || k })]; }), '. ',
+      strange ? h('span', { class: 'state-not_running' }, t('{n} went elsewhere — check the addresses below.', { n: strange }))
+        : h('span', { class: 'state-connected' }, t('Nothing went anywhere but Quire’s own files and this machine.')),
+      h('span', { class: 'muted small' }, ' ' + t('The model server is reached by the engine; its calls show as “your model server”.')));
   }
 
   /* ---- the vault ---- */
@@ -134,30 +140,30 @@
 
   function doExport() {
     exportBtn.disabled = true;
-    message('info', 'Packing your vault…');
+    message('info', t('Packing your vault…'));
     q.exportVault().then(function (file) {
       var a = h('a', { href: URL.createObjectURL(file), download: file.name });
       document.body.appendChild(a);
       a.click();
       a.remove();
       setTimeout(function () { URL.revokeObjectURL(a.href); }, 60000);
-      message('done', 'Saved ' + file.name + ' (' + QuireUI.bytes(file.size) + '). Open Privacy on the other machine and import it there.');
-    }, function (err) { message('error', err.message); }).then(function () { exportBtn.disabled = false; render(); });
+      message('done', t('Saved {file} ({size}). Open Privacy on the other machine and import it there.', { file: file.name, size: QuireUI.bytes(file.size) }));
+    }, function (err) { message('error', QuireI18n.engine(err.message)); }).then(function () { exportBtn.disabled = false; render(); });
   }
 
   function doImport() {
     var file = fileInput.files[0];
     if (!file) return;
     var mode = document.querySelector('input[name="vault-mode"]:checked').value;
-    if (mode === 'replace' && !confirm('Replace everything in this browser with the vault? What is here now and not in the vault will be deleted.')) return;
+    if (mode === 'replace' && !confirm(t('Replace everything in this browser with the vault? What is here now and not in the vault will be deleted.'))) return;
     importBtn.disabled = true;
-    message('info', 'Checking the whole file, then importing…');
+    message('info', t('Checking the whole file, then importing…'));
     q.importVault(file, { mode: mode }).then(function (r) {
-      message('done', 'Imported (' + r.mode + '): ' + QuireUI.plural(r.summary.puts, 'item') + ' written, ' + r.summary.deletes + ' removed, ' +
-        r.summary.unchanged + ' already here. The library now has ' + QuireUI.plural(r.sources, 'source') + '.');
-      (r.ignored || []).forEach(function (text) { vaultMsg.appendChild(h('p', { class: 'fix', role: 'status', testid: 'vault-ignored' }, text)); });
-      QuireUI.toast('Vault imported.');
-    }, function (err) { message('error', 'Not imported: ' + err.message); })
+      message('done', t('Imported ({mode}): {items} written, {deleted} removed, {unchanged} already here. The library now has {sources}.', {
+        mode: t(r.mode), items: QuireUI.plural(r.summary.puts, 'item'), deleted: r.summary.deletes, unchanged: r.summary.unchanged, sources: QuireUI.plural(r.sources, 'source') }));
+      (r.ignored || []).forEach(function (text) { vaultMsg.appendChild(h('p', { class: 'fix', role: 'status', testid: 'vault-ignored' }, QuireI18n.engine(text))); });
+      QuireUI.toast(t('Vault imported.'));
+    }, function (err) { message('error', t('Not imported: {reason}', { reason: QuireI18n.engine(err.message) })); })
       .then(function () { importBtn.disabled = false; render(); });
   }
 

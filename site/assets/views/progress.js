@@ -4,6 +4,7 @@
 (function () {
   'use strict';
   var h = QuireUI.h;
+  var t = QuireUI.t;
   var q = self.quire;
   var SVG = 'http://www.w3.org/2000/svg';
   var root, body, visible = false;
@@ -17,7 +18,7 @@
   function title(text) { var t = document.createElementNS(SVG, 'title'); t.textContent = text; return t; }
   function label(x, y, text, cls) { var t = s('text', { x: x, y: y, class: cls || 'axis' }); t.textContent = text; return t; }
 
-  function day(iso, opts) { return new Date(iso + 'T12:00:00').toLocaleDateString(undefined, opts || { month: 'short', day: 'numeric' }); }
+  function day(iso, opts) { return new Date(iso + 'T12:00:00').toLocaleDateString(QuireI18n.lang, opts || { month: 'short', day: 'numeric' }); }
   function minutes(m) {
     if (!m) return '0 min';
     if (m < 60) return Math.round(m) + ' min';
@@ -27,24 +28,25 @@
 
   function init(el) {
     root = el;
-    body = h('div', { class: 'progress-body', testid: 'progress-body' }, h('p', { class: 'muted' }, 'Loading…'));
+    body = h('div', { class: 'progress-body', testid: 'progress-body' }, h('p', { class: 'muted' }, t('Loading…')));
     root.append(
-      h('div', { class: 'view-head' }, h('h2', null, 'Progress'),
-        h('span', { class: 'muted small' }, 'Sessions are noticed, never started: a pause of more than 15 minutes begins a new one.'),
+      h('div', { class: 'view-head' }, h('h2', null, t('Progress')),
+        h('span', { class: 'muted small' }, t('Sessions are noticed, never started: a pause of more than 15 minutes begins a new one.')),
         h('span', { class: 'spacer' }),
-        h('button', { type: 'button', testid: 'progress-refresh', onclick: render }, 'Refresh')),
+        h('button', { type: 'button', testid: 'progress-refresh', onclick: render }, t('Refresh'))),
       body);
     document.addEventListener('quire:badges', function (e) {
       e.detail.forEach(function (b) {
-        var t = QuireUI.toast((b.icon || '★') + ' Badge earned: ' + b.name, 'badge');
-        t.title = b.description;
-        t.dataset.testid = 'badge-toast';
+        var note = QuireUI.toast(t('Badge earned: {name}', { name: QuireI18n.engine(b.name) }), 'badge');
+        note.prepend(QuireIcons.svg(b.icon));
+        note.title = QuireI18n.engine(b.description);
+        note.dataset.testid = 'badge-toast';
       });
       if (visible) render();
     });
     document.addEventListener('quire:vault-imported', function () { if (visible) render(); });
     document.addEventListener('quire:erased', function () {
-      QuireUI.fill(body, h('p', { class: 'muted' }, 'Loading…'));
+      QuireUI.fill(body, h('p', { class: 'muted' }, t('Loading…')));
       if (visible) render();
     });
   }
@@ -53,7 +55,7 @@
 
   function render() {
     return q.progress().then(draw, function (err) {
-      QuireUI.fill(body, h('p', { class: 'fix', role: 'alert' }, 'Progress could not be read: ' + err.message));
+      QuireUI.fill(body, h('p', { class: 'fix', role: 'alert' }, t('Progress could not be read: {reason}', { reason: QuireI18n.engine(err.message) })));
     });
   }
 
@@ -62,22 +64,22 @@
     QuireUI.fill(body,
       stats(d),
       h('div', { class: 'card pg-card', testid: 'heatmap-card' },
-        h('div', { class: 'pg-card-head' }, h('h3', null, 'Last 90 days'),
+        h('div', { class: 'pg-card-head' }, h('h3', null, t('Last 90 days')),
           h('span', { class: 'muted small' }, plural(d.heatmap.filter(function (x) { return x.count; }).length, 'active day'))),
         heatmap(d.heatmap)),
       h('div', { class: 'pg-two' },
         h('div', { class: 'card pg-card', testid: 'time-chart-card' },
-          h('div', { class: 'pg-card-head' }, h('h3', null, 'Time studied per day'), h('span', { class: 'muted small' }, 'last 30 days')),
+          h('div', { class: 'pg-card-head' }, h('h3', null, t('Time studied per day')), h('span', { class: 'muted small' }, t('last 30 days'))),
           timeChart(d.time_per_day)),
         h('div', { class: 'card pg-card', testid: 'accuracy-card' },
-          h('div', { class: 'pg-card-head' }, h('h3', null, 'Quiz accuracy'), h('span', { class: 'muted small' }, 'per day with answers')),
+          h('div', { class: 'pg-card-head' }, h('h3', null, t('Quiz accuracy')), h('span', { class: 'muted small' }, t('per day with answers'))),
           accuracyChart(d.quiz_accuracy))),
       h('div', { class: 'pg-two' },
         h('div', { class: 'card pg-card', testid: 'coverage-card' },
-          h('div', { class: 'pg-card-head' }, h('h3', null, 'Coverage by source'), h('span', { class: 'muted small' }, 'passages quizzed or carded')),
+          h('div', { class: 'pg-card-head' }, h('h3', null, t('Coverage by source')), h('span', { class: 'muted small' }, t('passages quizzed or carded'))),
           coverage(d.coverage)),
         h('div', { class: 'card pg-card', testid: 'sessions-card' },
-          h('div', { class: 'pg-card-head' }, h('h3', null, 'Recent sessions')),
+          h('div', { class: 'pg-card-head' }, h('h3', null, t('Recent sessions'))),
           sessions(d.sessions))),
       badges(d.badges));
   }
@@ -85,18 +87,18 @@
   /* ---- numbers ---- */
   function stat(testid, value, name, note, cls) {
     return h('div', { class: 'pg-stat ' + (cls || ''), testid: testid },
-      h('span', { class: 'pg-stat-value' }, value), h('span', { class: 'pg-stat-name' }, name),
+      h('span', { class: 'pg-stat-value' }, value, cls === 'hot' ? QuireIcons.svg('flame') : null), h('span', { class: 'pg-stat-name' }, name),
       note ? h('span', { class: 'pg-stat-note muted' }, note) : null);
   }
 
   function stats(d) {
-    var t = d.today, w = d.week, c = d.cards;
+    var today = d.today, w = d.week, c = d.cards;
     return h('div', { class: 'pg-stats', testid: 'progress-stats' },
-      stat('stat-today', minutes(t.minutes), 'Today', plural(t.actions, 'action') + ' · ' + plural(t.sessions, 'session')),
-      stat('stat-week', minutes(w.minutes), 'This week', plural(w.days_active, 'day') + ' · ' + plural(w.questions, 'question')),
-      stat('stat-streak', plural(d.streak.current, 'day'), 'Current streak', 'longest ' + plural(d.streak.longest, 'day'), d.streak.current ? 'hot' : ''),
-      stat('stat-cards', String(c.due_now), 'Cards due now', c.due_today + ' today · ' + c.reviewed_today + ' reviewed today'),
-      stat('stat-total', minutes(d.total_minutes), 'All time', plural(c.reviewed_total, 'card review') + ' · ' + plural(d.events, 'action')));
+      stat('stat-today', minutes(today.minutes), t('Today'), plural(today.actions, 'action') + ' · ' + plural(today.sessions, 'session')),
+      stat('stat-week', minutes(w.minutes), t('This week'), plural(w.days_active, 'day') + ' · ' + plural(w.questions, 'question')),
+      stat('stat-streak', plural(d.streak.current, 'day'), t('Current streak'), t('longest {days}', { days: plural(d.streak.longest, 'day') }), d.streak.current ? 'hot' : ''),
+      stat('stat-cards', QuireI18n.number(c.due_now), t('Cards due now'), t('{due} today · {reviewed} reviewed today', { due: c.due_today, reviewed: c.reviewed_today })),
+      stat('stat-total', minutes(d.total_minutes), t('All time'), plural(c.reviewed_total, 'card review') + ' · ' + plural(d.events, 'action')));
   }
 
   /* ---- the heatmap: one column per week, Monday on top ---- */
@@ -114,8 +116,8 @@
     var weeks = Math.ceil((days.length + offset) / 7);
     var W = left + weeks * (cell + gap), H = top + 7 * (cell + gap);
     var svg = s('svg', { viewBox: '0 0 ' + W + ' ' + H, width: Math.round(W * scale), height: Math.round(H * scale), class: 'heatmap', role: 'img',
-      'aria-label': 'Study activity over the last 90 days', 'data-testid': 'heatmap' });
-    ['Mon', '', 'Wed', '', 'Fri', '', 'Sun'].forEach(function (n, i) { if (n) svg.appendChild(label(0, top + i * (cell + gap) + 10, n, 'axis hm-axis')); });
+      'aria-label': t('Study activity over the last 90 days'), 'data-testid': 'heatmap' });
+    [t('Mon'), '', t('Wed'), '', t('Fri'), '', t('Sun')].forEach(function (n, i) { if (n) svg.appendChild(label(0, top + i * (cell + gap) + 10, n, 'axis hm-axis')); });
     var lastMonth = null;
     days.forEach(function (x, i) {
       var col = Math.floor((i + offset) / 7), row = (i + offset) % 7;
@@ -126,18 +128,18 @@
       }
       svg.appendChild(s('rect', { x: left + col * (cell + gap), y: top + row * (cell + gap), width: cell, height: cell, rx: 3,
         class: 'hm hm-' + level(x, max), 'data-date': x.date, 'data-count': x.count, 'data-minutes': x.minutes },
-        title(day(x.date, { weekday: 'short', month: 'short', day: 'numeric' }) + ': ' + (x.count ? plural(x.count, 'action') + ', ' + minutes(x.minutes) : 'no study'))));
+        title(day(x.date, { weekday: 'short', month: 'short', day: 'numeric' }) + ': ' + (x.count ? plural(x.count, 'action') + ', ' + minutes(x.minutes) : t('no study')))));
     });
-    var legend = h('div', { class: 'hm-legend muted small' }, 'Less',
-      [0, 1, 2, 3, 4].map(function (l) { return s('svg', { width: 12, height: 12, viewBox: '0 0 12 12' }, s('rect', { width: 12, height: 12, rx: 2, class: 'hm hm-' + l })); }), 'More');
+    var legend = h('div', { class: 'hm-legend muted small' }, t('Less'),
+      [0, 1, 2, 3, 4].map(function (l) { return s('svg', { width: 12, height: 12, viewBox: '0 0 12 12' }, s('rect', { width: 12, height: 12, rx: 2, class: 'hm hm-' + l })); }), t('More'));
     var active = days.filter(function (x) { return x.count; });
     var best = active.slice().sort(function (a, b) { return b.minutes - a.minutes || b.count - a.count; })[0];
     var total = active.reduce(function (t, x) { return t + x.minutes; }, 0);
     var facts = h('dl', { class: 'hm-facts' },
-      h('dt', null, 'Active days'), h('dd', null, active.length + ' of ' + days.length),
-      h('dt', null, 'Time in 90 days'), h('dd', null, minutes(total)),
-      h('dt', null, 'Average active day'), h('dd', null, active.length ? minutes(total / active.length) : '—'),
-      h('dt', null, 'Best day'), h('dd', null, best ? day(best.date) + ' · ' + minutes(best.minutes) : '—'));
+      h('dt', null, t('Active days')), h('dd', null, t('{n} of {total}', { n: active.length, total: days.length })),
+      h('dt', null, t('Time in 90 days')), h('dd', null, minutes(total)),
+      h('dt', null, t('Average active day')), h('dd', null, active.length ? minutes(total / active.length) : '—'),
+      h('dt', null, t('Best day')), h('dd', null, best ? day(best.date) + ' · ' + minutes(best.minutes) : '—'));
     return h('div', { class: 'hm-wrap' }, h('div', { class: 'hm-map' }, svg, legend), facts);
   }
 
@@ -153,7 +155,7 @@
     max = Math.ceil(max / step) * step;
     var svg = frame(W, H);
     svg.setAttribute('data-testid', 'time-chart');
-    svg.setAttribute('aria-label', 'Minutes studied per day');
+    svg.setAttribute('aria-label', t('Minutes studied per day'));
     for (var v = 0; v <= max; v += step) {
       var y = H - B - (v / max) * (H - B - T);
       svg.appendChild(s('line', { x1: L, x2: W, y1: y, y2: y, class: 'grid' }));
@@ -164,19 +166,19 @@
       var bh = (r.minutes / max) * (H - B - T);
       svg.appendChild(s('rect', { x: L + i * bw + 1.5, y: H - B - bh, width: Math.max(1, bw - 3), height: Math.max(r.minutes ? 2 : 0, bh), rx: 2, class: 'bar' },
         title(day(r.date) + ': ' + minutes(r.minutes))));
-      if (i === rows.length - 1) svg.appendChild(label(W, H - 6, 'today', 'axis end'));
+      if (i === rows.length - 1) svg.appendChild(label(W, H - 6, t('today'), 'axis end'));
       else if ((rows.length - 1 - i) % 7 === 0 && rows.length - 1 - i >= 5) svg.appendChild(label(L + i * bw + bw / 2, H - 6, day(r.date), 'axis mid'));
     });
     return svg;
   }
 
   function accuracyChart(rows) {
-    if (!rows.length) return h('p', { class: 'empty pg-empty', testid: 'accuracy-empty' }, 'Answer a quiz and your accuracy appears here.');
+    if (!rows.length) return h('p', { class: 'empty pg-empty', testid: 'accuracy-empty' }, t('Answer a quiz and your accuracy appears here.'));
     rows = rows.slice(-30);
     var W = 420, H = 170, L = 34, B = 22, T = 10, R = 12;
     var svg = frame(W, H);
     svg.setAttribute('data-testid', 'accuracy-chart');
-    svg.setAttribute('aria-label', 'Share of quiz answers right, per day');
+    svg.setAttribute('aria-label', t('Share of quiz answers right, per day'));
     [0, 50, 100].forEach(function (v) {
       var y = H - B - (v / 100) * (H - B - T);
       svg.appendChild(s('line', { x1: L, x2: W - R, y1: y, y2: y, class: 'grid' }));
@@ -187,7 +189,7 @@
     svg.appendChild(s('polyline', { points: rows.map(function (r, i) { return x(i) + ',' + y(r.accuracy); }).join(' '), class: 'line' }));
     rows.forEach(function (r, i) {
       svg.appendChild(s('circle', { cx: x(i), cy: y(r.accuracy), r: 4, class: 'dot' },
-        title(day(r.date) + ': ' + r.correct + ' of ' + r.answered + ' right (' + Math.round(r.accuracy * 100) + '%)')));
+        title(day(r.date) + ': ' + t('{correct} of {answered} right ({percent}%)', { correct: r.correct, answered: r.answered, percent: Math.round(r.accuracy * 100) }))));
     });
     svg.appendChild(label(x(0), H - 6, day(rows[0].date), 'axis mid'));
     if (rows.length > 1) svg.appendChild(label(x(rows.length - 1), H - 6, day(rows[rows.length - 1].date), 'axis mid'));
@@ -195,24 +197,24 @@
   }
 
   function coverage(rows) {
-    if (!rows.length) return h('p', { class: 'empty pg-empty' }, 'Train a source in Library to see how much of it you have studied.');
+    if (!rows.length) return h('p', { class: 'empty pg-empty' }, t('Train a source in Library to see how much of it you have studied.'));
     return h('ul', { class: 'coverage', testid: 'coverage' }, rows.map(function (c) {
       var fill = h('span', { class: 'cov-fill' });
       fill.style.width = Math.round(c.fraction * 100) + '%';
       return h('li', { testid: 'coverage-row', dataset: { source: c.name } },
         h('span', { class: 'cov-name', title: c.name }, c.name),
-        h('span', { class: 'cov-bar', role: 'meter', 'aria-valuemin': '0', 'aria-valuemax': '100', 'aria-valuenow': String(Math.round(c.fraction * 100)) }, fill),
-        h('span', { class: 'cov-num muted small' }, c.covered + ' of ' + c.chunks + ' · ' + Math.round(c.fraction * 100) + '%'));
+        h('span', { class: 'cov-bar', role: 'meter', 'aria-label': c.name, 'aria-valuemin': '0', 'aria-valuemax': '100', 'aria-valuenow': String(Math.round(c.fraction * 100)) }, fill),
+        h('span', { class: 'cov-num muted small' }, t('{n} of {total}', { n: c.covered, total: c.chunks }) + ' · ' + Math.round(c.fraction * 100) + '%'));
     }));
   }
 
   function sessions(rows) {
-    if (!rows.length) return h('p', { class: 'empty pg-empty' }, 'Ask a question, answer a quiz or review cards: sessions appear by themselves.');
+    if (!rows.length) return h('p', { class: 'empty pg-empty' }, t('Ask a question, answer a quiz or review cards: sessions appear by themselves.'));
     return h('ul', { class: 'sessions', testid: 'sessions' }, rows.slice(0, 6).map(function (x) {
       var start = new Date(x.start), end = new Date(x.end + 60000);
-      return h('li', null, h('span', null, start.toLocaleDateString(undefined, { weekday: 'short', month: 'short', day: 'numeric' })),
-        h('span', { class: 'muted' }, start.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' }) + '–' +
-          end.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })),
+      return h('li', null, h('span', null, start.toLocaleDateString(QuireI18n.lang, { weekday: 'short', month: 'short', day: 'numeric' })),
+        h('span', { class: 'muted' }, start.toLocaleTimeString(QuireI18n.lang, { hour: '2-digit', minute: '2-digit' }) + '–' +
+          end.toLocaleTimeString(QuireI18n.lang, { hour: '2-digit', minute: '2-digit' })),
         h('span', null, minutes(x.minutes) + ' · ' + plural(x.actions, 'action')));
     }));
   }
@@ -229,11 +231,11 @@
       var rungs = ladders[key].sort(function (a, c) { return a.step - c.step; });
       rungs.forEach(function (x) { tiles.push(tile(x, rungs)); });
     });
-    var next = b.next.length ? h('p', { class: 'muted small badges-next', testid: 'badges-next' }, 'Closest next: ',
-      b.next.map(function (x, i) { return [i ? ' · ' : '', h('span', { class: 'badge-chip' }, x.icon + ' ' + x.name + ' ' + x.value + '/' + x.target)]; })) : null;
+    var next = b.next.length ? h('p', { class: 'muted small badges-next', testid: 'badges-next' }, t('Closest next:') + ' ',
+      b.next.map(function (x, i) { return [i ? ' · ' : '', h('span', { class: 'badge-chip' }, QuireIcons.svg(x.icon), ' ' + QuireI18n.engine(x.name) + ' ' + x.value + '/' + x.target)]; })) : null;
     return h('div', { class: 'card pg-card', testid: 'badges-card' },
-      h('div', { class: 'pg-card-head' }, h('h3', null, 'Achievements'),
-        h('span', { class: 'muted small', testid: 'badges-count' }, b.earned.length + ' of ' + b.total + ' earned')),
+      h('div', { class: 'pg-card-head' }, h('h3', null, t('Achievements')),
+        h('span', { class: 'muted small', testid: 'badges-count' }, t('{n} of {total} earned', { n: b.earned.length, total: b.total }))),
       next,
       h('div', { class: 'badge-grid', testid: 'badge-grid' }, tiles));
   }
@@ -241,14 +243,14 @@
   function tile(x, rungs) {
     var fill = h('span', { class: 'cov-fill' });
     fill.style.width = Math.round(x.fraction * 100) + '%';
-    var ladder = rungs.length > 1 ? h('span', { class: 'badge-rungs', title: 'Step ' + (x.step + 1) + ' of ' + rungs.length + ' in this ladder' },
+    var ladder = rungs.length > 1 ? h('span', { class: 'badge-rungs', title: t('Step {n} of {total} in this ladder', { n: x.step + 1, total: rungs.length }) },
       rungs.map(function (r) { return h('i', { class: (r.earned ? 'on' : '') + (r.code === x.code ? ' me' : '') }); })) : null;
     return h('div', { class: 'badge-tile ' + (x.earned ? 'earned' : 'locked'), testid: 'badge', dataset: { code: x.code, earned: x.earned ? '1' : '0', ladder: x.ladder },
-      title: x.description + (x.awarded ? ' Earned ' + new Date(x.awarded).toLocaleDateString() + '.' : '') },
-      h('span', { class: 'badge-icon', 'aria-hidden': 'true' }, x.icon),
-      h('span', { class: 'badge-name' }, x.name, ladder),
-      h('span', { class: 'badge-desc muted' }, x.description),
-      x.earned ? h('span', { class: 'badge-state' }, '✓ earned' + (x.awarded ? ' ' + new Date(x.awarded).toLocaleDateString(undefined, { month: 'short', day: 'numeric' }) : '')) :
+      title: QuireI18n.engine(x.description) + (x.awarded ? ' ' + t('Earned {date}.', { date: new Date(x.awarded).toLocaleDateString(QuireI18n.lang) }) : '') },
+      h('span', { class: 'badge-icon' }, QuireIcons.svg(x.icon)),
+      h('span', { class: 'badge-name' }, QuireI18n.engine(x.name), ladder),
+      h('span', { class: 'badge-desc muted' }, QuireI18n.engine(x.description)),
+      x.earned ? h('span', { class: 'badge-state' }, t('✓ earned') + (x.awarded ? ' ' + new Date(x.awarded).toLocaleDateString(QuireI18n.lang, { month: 'short', day: 'numeric' }) : '')) :
         h('span', { class: 'badge-progress' }, h('span', { class: 'cov-bar' }, fill), h('span', { class: 'muted small' }, Math.min(x.value, x.target) + ' / ' + x.target)));
   }
 

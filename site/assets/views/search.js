@@ -3,20 +3,21 @@
 (function () {
   'use strict';
   var h = QuireUI.h;
+  var t = QuireUI.t;
   var q = self.quire;
   var input, scopeSelect, results, note, inspectorToggle, meaning;
 
   function init(root) {
-    input = h('input', { type: 'search', testid: 'search-input', placeholder: 'Search your documents…', 'aria-label': 'Search query' });
-    scopeSelect = h('select', { testid: 'search-scope', 'aria-label': 'Search within' });
+    input = h('input', { type: 'search', testid: 'search-input', placeholder: t('Search your documents…'), 'aria-label': t('Search query') });
+    scopeSelect = h('select', { testid: 'search-scope', 'aria-label': t('Search within') });
     inspectorToggle = h('input', { type: 'checkbox', testid: 'inspector-toggle' });
     results = h('ol', { class: 'results', testid: 'search-results' });
     note = h('p', { class: 'muted', testid: 'search-note' });
     meaning = h('div', { class: 'meaning', testid: 'embedding-status' });
     var form = h('form', { class: 'search-form', onsubmit: function (e) { e.preventDefault(); run(); } },
-      input, scopeSelect, h('button', { type: 'submit', class: 'primary', testid: 'search-button' }, 'Search'));
-    root.append(h('div', { class: 'view-head' }, h('h2', null, 'Search')), meaning, form,
-      h('label', { class: 'inline muted' }, inspectorToggle, ' Show why each passage came up (inspector)'), note, results);
+      input, QuireVoiceButton.attach(input, { testid: 'search-mic' }), scopeSelect, h('button', { type: 'submit', class: 'primary', testid: 'search-button' }, t('Search')));
+    root.append(h('div', { class: 'view-head' }, h('h2', null, t('Search'))), meaning, form,
+      h('label', { class: 'inline muted' }, inspectorToggle, ' ' + t('Show why each passage came up (inspector)')), note, results);
     inspectorToggle.addEventListener('change', function () { results.classList.toggle('inspect', inspectorToggle.checked); });
     document.addEventListener('quire:library-changed', fillScopes);
     document.addEventListener('quire:ready', fillScopes);
@@ -36,12 +37,12 @@
     if (embedding) return;
     q.embeddingStatus().then(function (st) {
       if (!st.model) {
-        QuireUI.fill(meaning, h('span', { class: 'muted' }, 'Keyword search only. ', h('a', { href: '#settings' }, 'Choose an embedding model'), ' to also search by meaning.'));
+        QuireUI.fill(meaning, h('span', { class: 'muted' }, t('Keyword search only.') + ' ', h('a', { href: '#settings' }, t('Choose an embedding model')), ' ' + t('to also search by meaning.')));
       } else if (!st.missing) {
-        QuireUI.fill(meaning, h('span', { class: 'ok' }, 'Searching by keywords and by meaning (' + st.model + ').'));
+        QuireUI.fill(meaning, h('span', { class: 'ok' }, t('Searching by keywords and by meaning ({model}).', { model: st.model })));
       } else {
-        QuireUI.fill(meaning, h('span', null, st.missing + ' of ' + QuireUI.plural(st.total, 'passage') + (st.missing === 1 ? ' has' : ' have') + ' no meaning vectors from ' + st.model + '. '),
-          h('button', { type: 'button', testid: 'embed-button', onclick: embedNow }, st.index_model && st.index_model !== st.model ? 'Re-embed with ' + st.model : 'Add meaning-based search'));
+        QuireUI.fill(meaning, h('span', null, t(st.missing === 1 ? '{missing} of {total} has no meaning vectors from {model}.' : '{missing} of {total} have no meaning vectors from {model}.', { missing: st.missing, total: QuireUI.plural(st.total, 'passage'), model: st.model }) + ' '),
+          h('button', { type: 'button', testid: 'embed-button', onclick: embedNow }, st.index_model && st.index_model !== st.model ? t('Re-embed with {model}', { model: st.model }) : t('Add meaning-based search')));
       }
     }, function () {});
   }
@@ -49,14 +50,14 @@
   function embedNow() {
     var controller = new AbortController();
     var bar = h('div', { class: 'progress', role: 'progressbar', testid: 'embed-progress' }, h('div', { class: 'progress-fill' }));
-    var label = h('span', { class: 'muted' }, 'Embedding…');
-    QuireUI.fill(meaning, label, bar, h('button', { type: 'button', testid: 'embed-cancel', onclick: function () { controller.abort(); } }, 'Cancel'));
+    var label = h('span', { class: 'muted' }, t('Embedding…'));
+    QuireUI.fill(meaning, label, bar, h('button', { type: 'button', testid: 'embed-cancel', onclick: function () { controller.abort(); } }, t('Cancel')));
     embedding = q.embed({ signal: controller.signal, onProgress: function (e) {
       var pct = e.total ? Math.round(100 * e.done / e.total) : 100;
       bar.firstChild.style.width = pct + '%';
       bar.setAttribute('aria-valuenow', String(pct));
-      label.textContent = 'Embedding with ' + e.model + ': ' + e.done + ' of ' + QuireUI.plural(e.total, 'passage');
-    } }).then(function (r) { QuireUI.toast('Meaning-based search is ready: ' + QuireUI.plural(r.embedded, 'passage') + ' embedded, ' + r.cached + ' from the cache.'); },
+      label.textContent = t('Embedding with {model}: {done} of {total}', { model: e.model, done: e.done, total: QuireUI.plural(e.total, 'passage') });
+    } }).then(function (r) { QuireUI.toast(t('Meaning-based search is ready: {embedded} embedded, {cached} from the cache.', { embedded: QuireUI.plural(r.embedded, 'passage'), cached: r.cached })); },
       function (err) { QuireUI.toast(err.message, err.kind === 'TrainCancelled' ? 'info' : 'error'); })
       .then(function () { embedding = null; meaningStatus(); });
   }
@@ -65,15 +66,15 @@
   function fillScopes() {
     return Promise.all([q.sources(), q.categories()]).then(function (res) {
       var current = scopeSelect.value;
-      QuireUI.clear(scopeSelect).appendChild(h('option', { value: '' }, 'All sources'));
+      QuireUI.clear(scopeSelect).appendChild(h('option', { value: '' }, t('All sources')));
       if (res[1].length) {
-        var g = h('optgroup', { label: 'Category' });
+        var g = h('optgroup', { label: t('Category') });
         res[1].forEach(function (c) { g.appendChild(h('option', { value: 'cat:' + c }, c)); });
         scopeSelect.appendChild(g);
       }
       var trained = res[0].filter(function (s) { return s.status === 'trained'; });
       if (trained.length) {
-        var gs = h('optgroup', { label: 'One source' });
+        var gs = h('optgroup', { label: t('One source') });
         trained.forEach(function (s) { gs.appendChild(h('option', { value: 'src:' + s.id }, s.name)); });
         scopeSelect.appendChild(gs);
       }
@@ -93,15 +94,17 @@
     var query = input.value.trim();
     if (!query) return;
     var t0 = performance.now();
-    note.textContent = 'Searching…';
+    note.textContent = t('Searching…');
     q.search(query, { k: 10, scope: scopeValue() }).then(function (hits) {
       var ms = Math.round(performance.now() - t0);
       var weak = hits.length && !hits.some(function (x) { return x.relevance != null && x.relevance >= WEAK; });
-      note.textContent = hits.length ? QuireUI.plural(hits.length, 'passage') + ' in ' + ms + ' ms · keyword search (BM25)' + (hits.some(function (x) { return x.dense_status && x.dense_status !== 'off'; }) ? ' + meaning (embeddings)' : '; add an embedding model in Settings for meaning-based search too')
-          + (weak ? '. No passage matches these words well; the closest ones are below.' : '')
-        : 'No passage matches “' + query + '”' + (scopeSelect.value ? ' in this scope' : '') + '.';
+      var dense = hits.some(function (x) { return x.dense_status && x.dense_status !== 'off'; });
+      note.textContent = hits.length ? t('{passages} in {ms} ms · keyword search (BM25)', { passages: QuireUI.plural(hits.length, 'passage'), ms: ms }) +
+          (dense ? ' + ' + t('meaning (embeddings)') : '; ' + t('add an embedding model in Settings for meaning-based search too'))
+          + (weak ? '. ' + t('No passage matches these words well; the closest ones are below.') : '')
+        : t(scopeSelect.value ? 'No passage matches “{query}” in this scope.' : 'No passage matches “{query}”.', { query: query });
       render(hits, query);
-    }, function (err) { note.textContent = err.message; });
+    }, function (err) { note.textContent = QuireI18n.engine(err.message); });
   }
 
   function marked(text, spans) {
@@ -125,17 +128,17 @@
   /* Relevance = how much of the query's weight (rare words count more) the passage contains;
    * the same scale for every query, unlike the fused score, which only orders. */
   function relevanceText(hit) {
-    return hit.relevance == null ? 'relevance —' : 'matches ' + Math.round(hit.relevance * 100) + '% of the query';
+    return hit.relevance == null ? t('relevance —') : t('matches {percent}% of the query', { percent: Math.round(hit.relevance * 100) });
   }
 
   /* Why the dense side did or did not rank this passage (quire.retrieval.index sets dense_status). */
   function denseText(hit) {
     switch (hit.dense_status) {
-      case 'ranked': return '#' + hit.dense_rank + ' · cosine ' + fmt(hit.dense_score, 3);
-      case 'below-floor': return 'cosine ' + fmt(hit.dense_score, 3) + ', below this query\'s cut-off ' + fmt(hit.dense_floor, 3);
-      case 'beyond-top': return 'cosine ' + fmt(hit.dense_score, 3) + ', not in the dense top candidates';
-      case 'no-vector': return 'this passage has no embedding yet';
-      default: return 'off: no embeddings for this library';
+      case 'ranked': return '#' + hit.dense_rank + ' · ' + t('cosine') + ' ' + fmt(hit.dense_score, 3);
+      case 'below-floor': return t('cosine {cosine}, below this query’s cut-off {floor}', { cosine: fmt(hit.dense_score, 3), floor: fmt(hit.dense_floor, 3) });
+      case 'beyond-top': return t('cosine {cosine}, not in the dense top candidates', { cosine: fmt(hit.dense_score, 3) });
+      case 'no-vector': return t('this passage has no embedding yet');
+      default: return t('off: no embeddings for this library');
     }
   }
 
@@ -149,9 +152,9 @@
           h('span', { class: 'muted small', testid: 'hit-relevance' }, relevanceText(hit))),
         h('p', { class: 'hit-text' }, marked(hit.text, hit.highlights)),
         h('dl', { class: 'inspector', testid: 'inspector' },
-          h('dt', null, 'BM25'), h('dd', { testid: 'bm25' }, hit.bm25_rank ? '#' + hit.bm25_rank + ' · ' + fmt(hit.bm25_score, 3) : 'not in top candidates'),
-          h('dt', null, 'Dense'), h('dd', { testid: 'dense' }, denseText(hit)),
-          h('dt', null, 'Fused'), h('dd', { testid: 'fused' }, fmt(hit.score, 4) + ' (orders only)'))));
+          h('dt', null, 'BM25'), h('dd', { testid: 'bm25' }, hit.bm25_rank ? '#' + hit.bm25_rank + ' · ' + fmt(hit.bm25_score, 3) : t('not in top candidates')),
+          h('dt', null, t('Dense')), h('dd', { testid: 'dense' }, denseText(hit)),
+          h('dt', null, t('Fused')), h('dd', { testid: 'fused' }, fmt(hit.score, 4) + ' (' + t('orders only') + ')'))));
     });
   }
 
@@ -161,11 +164,11 @@
       var before = p.context.slice(0, p.span[0]);
       var inside = p.context.slice(p.span[0], p.span[1]);
       var after = p.context.slice(p.span[1]);
-      var body = h('div', { class: 'passage-context', testid: 'passage-context' },
+      var body = h('div', { class: 'passage-context', testid: 'passage-context', tabindex: '0' },
         before, h('mark', { class: 'passage', testid: 'passage-mark' }, inside), after);
       var dialog = h('dialog', { class: 'passage-dialog', testid: 'passage-dialog' },
         h('div', { class: 'view-head' }, h('h3', null, p.source.name + (p.location_label ? ' · ' + p.location_label : '')),
-          h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'passage-close', onclick: function () { dialog.close(); dialog.remove(); } }, 'Close')),
+          h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'passage-close', onclick: function () { dialog.close(); dialog.remove(); } }, t('Close'))),
         body);
       document.body.appendChild(dialog);
       dialog.showModal();

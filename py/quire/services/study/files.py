@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 
+from quire.errors import InvalidInput
 from quire.study.items import item_id
 from quire.study.validate import StudyError
 
@@ -33,7 +34,7 @@ def _export_file(export, record: dict, fmt: str) -> dict:
     formats = {"quiz": ("markdown", "csv"), "flashcards": ("apkg", "csv", "markdown"),
                "workshop": ("markdown",), "mindmap": ("markdown", "opml")}[kind]
     if fmt not in formats:
-        raise ValueError(f"a {kind} exports as {', '.join(formats)} (not {fmt!r})")
+        raise InvalidInput(f"a {kind} exports as {', '.join(formats)} (not {fmt!r})")
     if fmt == "apkg":
         data = export.write_apkg(record["items"], record["title"])
         return {"filename": f"{name}.apkg", "mime": "application/octet-stream", "base64": base64.b64encode(data).decode()}

@@ -6,13 +6,16 @@ import hashlib
 import time
 from datetime import datetime, timezone
 
+from quire.errors import InvalidInput
+from quire.llm import budget
 from quire.llm.events import LLMError
 from quire.model import Chunk
 from quire.study import fsrs_sched, quiz
-from quire.study.generate import DIFFICULTIES, generate
+from quire.study.generate import DIFFICULTIES, CutReply, generate
+from quire.study.schemas import token_budget
 from quire.study.validate import StudyError
 
-from .common import (KINDS, MAX_OFFLINE_CHUNKS, NO_AI, TEMPERATURE, _action, _iso, _overrides, _relink, _save, _scope_chunks,
+from .common import (KINDS, MAX_OFFLINE_CHUNKS, NO_AI, TEMPERATURE, _action, _iso, _overrides, _save, _scope_chunks,
                      _scope_sources, _use_model)
 from .sets import _view
 
@@ -22,10 +25,14 @@ class _NeedReply(Exception):
 
 
 async def _ask(engine, ctx, prompt: str, schema: dict) -> str:
-    """One structured-output call, streamed so Stop works and progress shows."""
+    """One structured-output call, streamed so Stop works and progress shows.  Its length is
+    bounded by what the schema allows (``token_budget``, so sized from the items asked); an
+    answer the server cut at that bound comes back as a ``CutReply``."""
     ctx.emit({"stage": "ask", "message": f"Asking {engine.llm.chat_model}…", "chars": 0})
-    stream = engine.llm.client().chat(engine.llm.chat_model, [{"role": "user", "content": prompt}], stream=True,
-                                      format=schema, options=engine.llm.options(temperature=TEMPERATURE))
+    client, messages = engine.llm.client(), [{"role": "user", "content": prompt}]
+    context = (await client.props())["context_length"] if engine.llm.settings["kind"] == "openai" else None
+    options = budget.fit(engine.llm.options(temperature=TEMPERATURE, num_predict=token_budget(schema)), context, messages)
+    stream = client.chat(engine.llm.chat_model, messages, stream=True, format=schema, options=options)
     n = 0
     async for _ in stream:
         n += 1
@@ -34,6 +41,11 @@ async def _ask(engine, ctx, prompt: str, schema: dict) -> str:
             raise StudyError("Stopped. Nothing was saved.")
         if n % 16 == 0:
             ctx.emit({"stage": "ask", "message": f"{engine.llm.chat_model} is writing…", "chars": len(stream.reply.text)})
+    done = stream.reply.done
+    if done is not None and done.reason == "length":
+        ctx.emit({"stage": "ask", "message": f"The answer reached its limit of {options['num_predict']} tokens; "
+                                             "keeping its complete items and asking for fewer…"})
+        return CutReply(stream.reply.text)
     return stream.reply.text
 
 
@@ -81,11 +93,11 @@ def _offline(kind: str, chunks: list[Chunk], count: int, title: str, topic: str)
 async def _generate(engine, ctx, kind, opts=None):
     opts = dict(opts or {})
     if kind not in KINDS:
-        raise ValueError(f"unknown study tool {kind!r}; choose one of: {', '.join(KINDS)}")
+        raise InvalidInput(f"unknown study tool {kind!r}; choose one of: {', '.join(KINDS)}")
     count = max(1, min(int(opts.get("count") or 10), 50))
     difficulty = opts.get("difficulty") or "medium"
     if difficulty not in DIFFICULTIES:
-        raise ValueError(f"unknown difficulty {difficulty!r}; choose one of: {', '.join(DIFFICULTIES)}")
+        raise InvalidInput(f"unknown difficulty {difficulty!r}; choose one of: {', '.join(DIFFICULTIES)}")
     topic = (opts.get("topic") or "").strip()
     scope = opts.get("scope") or None
     sources, label = _scope_sources(engine, scope)
@@ -93,7 +105,7 @@ async def _generate(engine, ctx, kind, opts=None):
         raise StudyError("Nothing to study here: no trained sources in this scope. Add documents in the Library "
                          "and press Train, or choose a wider scope.")
     ctx.emit({"stage": "read", "message": "Reading the passages…"})
-    chunks, rename = await _scope_chunks(engine, sources)
+    chunks = await _scope_chunks(engine, sources)
     if not any(c.text.strip() for c in chunks):
         raise StudyError("Nothing to study here: the chosen sources have no text.")
     title = opts.get("title") or ""
@@ -121,7 +133,6 @@ async def _generate(engine, ctx, kind, opts=None):
         made["report"] = {"kept": len(made.get("items", [])) or 1, "dropped": [], "offered": None, "note": note}
     if ctx.cancelled():
         raise StudyError("Stopped. Nothing was saved.")
-    made = _relink(made, rename)
     record = _new_record(kind, made, scope=scope, label=label, sources=[s["id"] for s in sources],
                          difficulty=difficulty, topic=topic, title=title)
     ctx.emit({"stage": "save", "message": "Saving…"})

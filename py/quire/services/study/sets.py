@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from quire.model import chunk_id
 from quire.study import fsrs_sched, quiz
 
 from .common import BUCKET, _action, _load
@@ -72,7 +73,7 @@ async def _current_hashes(engine, record: dict) -> dict[str, str]:
             current, hops = replaced_by[current], hops + 1
         if current in present:
             for c in await engine.library.chunks_of(current):
-                out[f"{sid}:{c['n']}"] = c.get("hash") or ""
+                out[chunk_id(sid, c["n"])] = c.get("hash") or ""
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from quire import prompts
+from quire.errors import InvalidInput
 from quire.study.generate import TEMPLATE_VARIABLES
 
 from .common import OVERRIDES_KEY, STUDY_TEMPLATES, _overrides
@@ -16,7 +17,7 @@ async def _templates(engine, ctx):
 
 def _check_template_name(name: str) -> None:
     if name not in STUDY_TEMPLATES:
-        raise ValueError(f"unknown template {name!r}; choose one of: {', '.join(STUDY_TEMPLATES)}")
+        raise InvalidInput(f"unknown template {name!r}; choose one of: {', '.join(STUDY_TEMPLATES)}")
 
 
 async def _template(engine, ctx, name):

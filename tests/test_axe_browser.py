@@ -1,0 +1,50 @@
+"""axe-core finds no accessibility violation in any view, study player or dialog, in English and
+German, at desktop and phone size.
+
+axe-core is a test dependency, never part of dist/: its npm tarball is pinned in pyproject.toml
+([tool.quire.test_npm.axe], version and integrity) and fetched and cached the way build.py fetches
+its npm files.  It runs in a context with ``bypass_csp=True``; the page's own CSP stays as it is."""
+
+import io
+import json
+import tarfile
+
+import pytest
+
+from ui_pages import add_notes, ask, make_sets, open_page, states
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    from quire_build.common import DEFAULT_CACHE, load_pins
+    from quire_build.downloads import npm_tarball
+
+    pin = load_pins()["test_npm"]["axe"]
+    data = npm_tarball(pin["package"], pin["version"], pin["integrity"], DEFAULT_CACHE)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        return tar.extractfile("package/axe.min.js").read().decode()
+
+
+def violations(page) -> list[str]:
+    found = page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+        .map(v => v.id + ' (' + v.impact + '): ' + v.nodes.map(n => n.target.join(' ')).slice(0, 4).join(' | '))""")
+    return found
+
+
+@pytest.mark.parametrize("lang,width,height", [("en", 1280, 800), ("de", 1280, 800), ("en", 360, 740), ("de", 360, 740)])
+def test_no_axe_violations_anywhere(lang, width, height, axe_source, browser, built_dist, serve, page_log):
+    context = browser.new_context(bypass_csp=True, viewport={"width": width, "height": height}, locale=lang)
+    context.add_init_script(script=axe_source)
+    page = open_page(context, serve(built_dist).url + f"?lang={lang}", page_log)
+    page.get_by_test_id("welcome").wait_for()
+    found = {"first run": violations(page)}
+    add_notes(page)
+    ask(page, "Wo findet der Calvin-Zyklus statt?")
+    for state in states(page, make_sets(page)):
+        found[state] = violations(page)
+    context.close()
+    bad = {k: v for k, v in found.items() if v}
+    assert not bad, json.dumps(bad, indent=1, ensure_ascii=False)
+    assert not page_log.errors

