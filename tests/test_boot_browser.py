@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, copy_dist, wait_ready
+from conftest import CHROMIUM, CHROMIUM_ARGS, copy_dist, wait_ready, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -168,7 +168,7 @@ def test_a_new_build_is_offered_and_old_caches_removed(context, built_dist, tmp_
     with page.expect_navigation():
         page.get_by_test_id("update-reload").click()
     wait_ready(page)
-    page.wait_for_function("async () => (await caches.keys()).length === 1")
+    wait_until(page, "caches.keys().then(k => k.length === 1)")
     keys = page.evaluate("caches.keys()")
     assert keys != old and keys[0].endswith("feedfacefeedface")
     assert page.get_by_test_id("update-banner").is_hidden()

@@ -3,15 +3,21 @@ from outside (the CDP quota override does not reach an open IndexedDB connection
 
 Every write then fails with a message that says the disk is full and what to free;
 nothing saved before is lost, the connection reopens once space is back, and after a
-browser restart every source and chat is still there and searchable.
+browser restart every source and chat is still there and searchable.  (Without
+store.js's seal() the restart found an empty library 3 times out of 3: Chromium appended
+after the torn record a failed write left in its log, and deleted the origin's
+databases at the next start on the checksum mismatch.)
 """
 
+import json
 import os
+import random
+import string
 import subprocess
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready
+from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -59,8 +65,11 @@ def free(disk) -> None:
         f.unlink()
 
 
-def launch(pw, profile, url):
-    ctx = pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+def launch(pw, profile, url, args=()):
+    # No service worker: its 76 MB copy of the bundle, written at some moment after ready,
+    # would race the test's filling of the disk.
+    ctx = pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS + list(args),
+                                                service_workers="block")
     page = ctx.new_page()
     page.set_default_timeout(120_000)
     log = PageLog()
@@ -68,6 +77,22 @@ def launch(pw, profile, url):
     page.goto(url)
     wait_ready(page)
     return ctx, page, log
+
+
+def fail_on_full_disk(page, disk, script: str, what: str) -> str:
+    """Fill the disk and run a write there; its error message.  The browser may free files of
+    its own after fill() (compaction, a rotated log), and then the write lands: fill again."""
+    for _ in range(3):
+        fill(disk)
+        message = attempt(page, script)
+        if message != "it worked":
+            break
+    assert_translated(message, what)
+    return message
+
+
+def trained(page) -> set:
+    return {s["name"] for s in page.evaluate("quire.sources()") if s["status"] == "trained"}
 
 
 def attempt(page, script: str) -> str:
@@ -79,6 +104,12 @@ def assert_translated(message: str, what: str) -> None:
     assert "full" in message.lower() and "free" in message.lower(), f"{what}: {message}"
     assert "Nothing was changed" in message, f"{what}: {message}"
     assert not any(raw in message.split("(")[0] for raw in RAW), f"{what} shows a raw browser error: {message}"
+
+
+def random_words(n: int) -> str:
+    """n incompressible made-up words (Chromium compresses what it stores)."""
+    rnd = random.Random(7)
+    return " ".join("".join(rnd.choices(string.ascii_lowercase, k=rnd.randint(3, 9))) for _ in range(n))
 
 
 def findable(page) -> dict:
@@ -95,7 +126,9 @@ def test_full_disk_fails_cleanly_and_loses_nothing(playwright_instance, built_di
     page.evaluate("async () => { window.vault = await quire.exportVault(); }")
     assert len(page.evaluate("quire._call('chatSessions')")) == 1
 
-    page.evaluate("quire.stage({name: 'late.md', text: '# Late\\nLoess is wind-blown silt.'})")
+    # Long and random, so Train's write needs new blocks on the disk (a few passages would fit
+    # in the unused tail of a page the database already has, and the write would succeed).
+    page.evaluate("text => quire.stage({name: 'late.md', text})", "# Late\nLoess is wind-blown silt. " + random_words(60_000))
     fill(small_disk)
     assert_translated(attempt(page, "quire.train()"), "Train")
     fill(small_disk)
@@ -105,34 +138,27 @@ def test_full_disk_fails_cleanly_and_loses_nothing(playwright_instance, built_di
     fill(small_disk)
     assert_translated(attempt(page, "quire.importVault(window.vault, {mode: 'replace'})"), "vault import")
     # what this tab knows is untouched, and reads still work on the reopened connection
-    assert sorted(s["name"] for s in page.evaluate("quire.sources()") if s["status"] == "trained") == sorted(FILES)
+    assert trained(page) == set(FILES)
     assert all(findable(page).values())
 
-    free(small_disk)  # space is back: the next write reopens the connection and lands
+    # A failed write left a torn record in Chromium's log: nothing more is written behind it.
+    assert page.evaluate("QuireStore.torn()")
+    free(small_disk)  # space is back: the next write retires the torn log first, then lands
     page.evaluate("quire.ask('Which rock is felsic?')")
     assert len(page.evaluate("quire._call('chatSessions')")) == 2
+    assert not page.evaluate("QuireStore.torn()")
     assert not [e for e in log.errors if "pageerror" in e], log.errors
     ctx.close()
 
     ctx, page, log = launch(playwright_instance, profile, url)  # a browser restart
-    trained = {s["name"] for s in page.evaluate("quire.sources()") if s["status"] == "trained"}
-    if not trained:
-        ctx.close()
-        # Chromium deletes the origin's IndexedDB after a write failed on a full disk: within
-        # the session Quire notices and saves again what it holds (asserted above), but a
-        # deletion Chromium carries out only when the browser next starts is out of its reach.
-        pytest.xfail("Chromium deleted the database at the restart after a failed write (known, see report)")
-    # every trained source.  late.md was only staged: if Chromium deleted the database after a
-    # failed write (it does), its original is gone with it (originals are not kept in memory).
-    assert set(FILES) <= trained
+    # Every trained source.  late.md was only staged: Chromium evicts the origin's data after
+    # the first failed write (the open tab then saves what it holds again), and originals of
+    # files only staged are not kept in memory, so it may be gone.
+    assert set(FILES) <= trained(page)
     assert findable(page) == dict.fromkeys(FILES, True)
-    chats = len(page.evaluate("quire._call('chatSessions')"))
+    assert len(page.evaluate("quire._call('chatSessions')")) == 2, "the chat saved after the disk was freed"
+    assert not [e for e in log.errors if "pageerror" in e], log.errors
     ctx.close()
-    if chats != 2:
-        # Seen once: the sources survived the restart but the chat saved right after the disk
-        # was freed did not (the tab wrote it while Chromium was recreating the database).
-        pytest.xfail(f"{chats} of 2 chats after the restart: a write made while Chromium recreated the "
-                     "database was lost (known, see the issue note)")
 
 
 def test_a_large_write_is_refused_before_it_starts(playwright_instance, built_dist, serve, small_disk):
@@ -149,4 +175,71 @@ def test_a_large_write_is_refused_before_it_starts(playwright_instance, built_di
     assert "this needs about 30." in message, message
     assert os.statvfs(small_disk).f_bavail * os.statvfs(small_disk).f_frsize > 5_000_000  # nothing half-written
     assert [s["name"] for s in page.evaluate("quire.sources()")] == ["keep.md"]
+    ctx.close()
+
+
+def test_a_browser_closed_on_a_full_disk_loses_nothing(playwright_instance, built_dist, serve, small_disk):
+    """The browser is closed right after the errors, the disk still full.  The failed writes
+    tore Chromium's log; the flag that says so outlives the browser (localStorage, handed
+    to the engine), so the next session retires the log before its first write.
+
+    Chromium is started with --unlimited-storage, as for a site it keeps: otherwise it may
+    evict the origin's data after the failure (its policy for best-effort storage), and the
+    test below covers what the tab then does."""
+    url = serve(built_dist).url
+    profile = small_disk / "profile"
+    keep = ["--unlimited-storage"]
+    ctx, page, _ = launch(playwright_instance, profile, url, keep)
+    page.evaluate("fs => quire.stage(Object.entries(fs).map(([name, text]) => ({name, text}))).then(() => quire.train())", FILES)
+    page.evaluate("quire.ask('What do glaciers carve?')")
+    long_question = f"'Where do dunes go? ' + ({NOISE})(150000).toBase64()"
+    for _ in range(2):
+        fail_on_full_disk(page, small_disk, f"quire.ask({long_question})", "ask")
+        assert trained(page) == set(FILES)
+    assert page.evaluate("QuireStore.torn()")
+    ctx.close()  # closed on a full disk
+
+    free(small_disk)
+    ctx, page, _ = launch(playwright_instance, profile, url, keep)
+    assert page.evaluate("QuireStore.torn()"), "the flag outlived the browser"
+    assert page.evaluate("quire.run('import js; js.QuireStore.torn()')"), "and reached the engine"
+    assert trained(page) == set(FILES)
+    page.evaluate("quire.ask('Which rock is felsic?')")  # the first write of this session
+    assert not page.evaluate("QuireStore.torn()")
+    ctx.close()
+
+    ctx, page, log = launch(playwright_instance, profile, url, keep)
+    assert trained(page) == set(FILES)
+    assert findable(page) == dict.fromkeys(FILES, True)
+    assert any("felsic" in json.dumps(c) for c in page.evaluate("quire._call('chatSessions')")), "the second session's chat"
+    assert not [e for e in log.errors if "pageerror" in e], log.errors
+    ctx.close()
+
+
+def test_data_the_browser_evicts_after_a_failed_write_is_saved_again_at_once(playwright_instance, built_dist, serve,
+                                                                            small_disk):
+    """After a write fails on a full disk Chromium may evict the origin's data (every
+    database and cache of it), from at once to seconds later.  The tab holds the only copy
+    then: it notices (the browser's usage figure drops) and saves everything again into the
+    room the eviction freed, with no call from the page, so a browser closed then keeps it.
+    The eviction is made here through DevTools, the same deletion, at a known moment."""
+    url = serve(built_dist).url
+    profile = small_disk / "profile"
+    keep = ["--unlimited-storage"]  # no eviction but the test's own
+    ctx, page, _ = launch(playwright_instance, profile, url, keep)
+    page.evaluate("fs => quire.stage(Object.entries(fs).map(([name, text]) => ({name, text}))).then(() => quire.train())", FILES)
+    page.evaluate("quire.ask('What do glaciers carve?')")
+    fail_on_full_disk(page, small_disk, f"quire.ask('Where do dunes go? ' + ({NOISE})(150000).toBase64())", "ask")
+    assert page.evaluate("quire._call('storageWatch')")["watching"]
+    ctx.new_cdp_session(page).send("Storage.clearDataForOrigin", {
+        "origin": url.rstrip("/"), "storageTypes": "indexeddb,cache_storage,service_workers"})
+    free(small_disk)  # what the eviction freed
+    wait_until(page, "quire._call('storageWatch').then(w => w.restored > 0)")
+    ctx.close()
+
+    ctx, page, log = launch(playwright_instance, profile, url, keep)
+    assert trained(page) == set(FILES)
+    assert findable(page) == dict.fromkeys(FILES, True)
+    assert len(page.evaluate("quire._call('chatSessions')")) == 1
+    assert not [e for e in log.errors if "pageerror" in e], log.errors
     ctx.close()

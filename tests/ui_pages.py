@@ -89,6 +89,7 @@ def search(page, words: str) -> None:
     show(page, "search")
     page.get_by_test_id("search-input").fill(words)
     page.get_by_test_id("search-button").click()
+    page.wait_for_function("() => !document.querySelector('[data-testid=search-results]').hasAttribute('aria-busy')")
     page.get_by_test_id("search-hit").first.wait_for()
 
 

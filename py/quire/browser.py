@@ -8,6 +8,7 @@ answer goes back as JSON, progress as ``{"type": "event"}`` messages.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import secrets
@@ -129,22 +130,13 @@ class IDBStore:
             at += n
         return out
 
-    async def free_space(self) -> int | None:
-        """Bytes the browser still lets this page store (it follows the disk's free space)."""
-        e = (await js.QuireStore.estimate()).to_py()
-        if e.get("quota") is None or e.get("usage") is None:
-            return None
-        return max(int(e["quota"]) - int(e["usage"]), 0)
-
     async def _check_room(self, needed: int) -> None:
-        """Refuse a large write the browser says will not fit, before IndexedDB sees it:
-        after a write failed on a full disk, Chromium was seen to recreate the whole
-        database (every source and chat gone).  The estimate follows the disk on ordinary
-        disks; it did not on a tmpfs (1 GiB reported on a full 200 MB disk)."""
-        if needed > CHECK_ABOVE:
-            free = await self.free_space()
-            if free is not None and needed + SPARE > free:
-                raise StoreFullError("checked before writing", needed=needed, free=free)
+        """Refuse a large write that will not fit, before IndexedDB sees it: a write that fails
+        on a full disk makes Chromium evict the origin's data and tears its log (store.js).
+        The origin file system is asked (store.js room()); navigator.storage.estimate()
+        cannot tell, as Chromium reports a fixed quota (1 GiB on a full 200 MB disk)."""
+        if needed > CHECK_ABOVE and await js.QuireStore.room(needed + SPARE) is False:
+            raise StoreFullError("checked before writing", needed=needed)
 
     async def commit(self, puts=(), deletes=()):
         puts, deletes = list(puts), list(deletes)
@@ -161,8 +153,13 @@ class IDBStore:
         try:
             await js.QuireStore.library.commit(_to_js(js_puts), _to_js([list(d) for d in deletes]))
         except JsException as exc:
-            raise _store_error(exc, needed, await self.free_space()) from None
+            error = _store_error(exc, needed)
+            if isinstance(error, StoreFullError):
+                watch_eviction()
+            raise error from None
         self._mirror(js_puts, deletes)
+        if needed > CHECK_ABOVE:
+            await note_usage()  # an eviction shows as a drop from here
         if token:
             self.generation = token
 
@@ -293,6 +290,7 @@ async def start() -> dict:
     except JsException as exc:
         raise _store_error(exc) from None
     store = IDBStore()
+    await note_usage()
     store.generation = await store.stored_generation()
     await store.load_mirror()
     _engine = await Quire.open(store, transport=FetchTransport(), probe=probe, repair="memory",
@@ -386,6 +384,64 @@ def load_services(names=None) -> int:
 
 
 load_services(SERVICES)
+
+
+# After a write failed on a full disk, Chromium may evict the origin's data (seen from at once
+# to a few seconds later).  The tab then holds the only copy, and the eviction freed room: it
+# saves again at once, so a browser closed soon after the error loses nothing.  The watch reads
+# only the browser's usage figure (opening the database on a full disk writes too), every
+# half second for half a minute, then slowly while a person makes room.
+WATCH = (0.5,) * 60 + (15.0,) * 40
+EVICTED_BELOW = 0.5  # IndexedDB usage under this share of the most seen: deleted behind our back
+_idb_seen = 0
+_watch: asyncio.Future | None = None
+_restored = 0
+
+
+async def _idb_usage() -> int | None:
+    e = (await js.QuireStore.estimate()).to_py()
+    return None if e.get("indexedDB") is None else int(e["indexedDB"])
+
+
+async def note_usage() -> None:
+    """Remember the most IndexedDB was seen to hold (an eviction shows as a drop)."""
+    global _idb_seen
+    _idb_seen = max(_idb_seen, await _idb_usage() or 0)
+
+
+def watch_eviction() -> None:
+    global _watch
+    if _watch is None or _watch.done():
+        _watch = asyncio.ensure_future(_watch_eviction())
+
+
+async def _watch_eviction() -> None:
+    global _restored
+    await note_usage()
+    for delay in WATCH:
+        await asyncio.sleep(delay)
+        usage = await _idb_usage()
+        if usage is None or not _engine or usage >= EVICTED_BELOW * _idb_seen:
+            continue
+        try:  # reopening finds the database recreated empty (store.js notices)
+            await js.QuireStore.library.get("settings", GENERATION_KEY)
+        except JsException:
+            continue
+        if js.QuireStore.library.recreated(False):
+            try:
+                if await _restore(_engine):
+                    _restored += 1
+                    return
+            except (StoreError, LibraryError):
+                pass  # no room yet: look again later
+
+
+async def _storage_watch(engine, ctx) -> dict:
+    """Whether a watch runs, and how often it saved the library again (tests, diagnostics)."""
+    return {"watching": bool(_watch and not _watch.done()), "restored": _restored}
+
+
+_METHODS["storageWatch"] = _storage_watch
 
 
 async def _maybe_restore() -> None:

@@ -77,7 +77,7 @@ def full_message(exc: StoreFullError, largest: Iterable[tuple[str, int]] = ()) -
         need = (f"free at least {mb(max(exc.needed - exc.free, 0) + SPARE)} (this needs about {mb(exc.needed)}, "
                 f"{mb(exc.free)} is free)")
     elif exc.needed:
-        need = f"free at least {mb(exc.needed + SPARE)}"
+        need = f"free at least {mb(exc.needed + SPARE)} (this needs about {mb(exc.needed)})"
     else:
         need = f"free at least {mb(SPARE)}"
     big = ", ".join(f"{name} ({mb(size)})" for name, size in list(largest)[:3])

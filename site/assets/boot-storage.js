@@ -57,6 +57,7 @@
       if (reloading) location.reload();
     });
     sw.register('sw.js').then(function (reg) {
+      if (!reg) { state.serviceWorker = 'blocked'; return; }  // blocked by the browser (policy, automation)
       state.serviceWorker = sw.controller ? 'controlling' : 'installing';
       var offer = function (waiting) {
         if (!waiting || !sw.controller) return;

@@ -7,6 +7,14 @@
  * gives "Connection is closing because of: IO error: ... FILE_ERROR_NO_SPACE"), and
  * every later transaction on it throws InvalidStateError.  Errors leave here translated
  * (see translate): name "QuireStoreFull" or "QuireStoreError", a message for a person.
+ *
+ * A write that failed for lack of space leaves a torn record at the end of Chromium's
+ * IndexedDB log (one LevelDB log per origin, shared by every database of it).  Chromium
+ * reopens that log and appends after the torn record; at the next browser start LevelDB
+ * then finds a checksum mismatch and Chromium deletes every database of the origin
+ * ("IndexedDB recovering from a corrupted (and deleted) database"), 3 times out of 3 on a
+ * real full disk.  So after such a failure no write goes out until the log has been
+ * retired: see seal().
  */
 var QuireStore = (function () {
   'use strict';
@@ -29,7 +37,8 @@ var QuireStore = (function () {
     if (!err || err.name === 'QuireStoreFull' || err.name === 'QuireStoreError') return err;
     var raw = (err.name ? err.name + ': ' : '') + (err.message || String(err));
     var out;
-    if (FULL.test(raw) || NO_OPEN.test(raw)) {
+    // After a write failed on a full disk (torn), an open's "Internal error" is that disk too.
+    if (FULL.test(raw) || NO_OPEN.test(raw) || (torn && /^UnknownError: Internal error/.test(raw))) {
       out = new Error('The disk is full: the browser could not ' + what + ' (' + raw + ')');
       out.name = 'QuireStoreFull';
     } else {
@@ -37,6 +46,105 @@ var QuireStore = (function () {
       out.name = 'QuireStoreError';
     }
     return out;
+  }
+
+  /* ---------------- a torn log (see the header) ---------------- */
+
+  // More than LevelDB's write buffer (Chromium: at most 4 MiB): one batch this big fills the
+  // memory table, so the next write starts a new log file and the torn one is deleted once
+  // the table is on disk.  Zeros: the log holds them as they are, the table compresses them
+  // (measured: 5 MiB through the log, 0.2 MB left in a table until LevelDB compacts it).
+  var SEAL_BYTES = 5 << 20;
+  var SEAL_PIECE = 40000;  // under Chromium's 64 KiB threshold, so the values stay in the log
+  var TORN_KEY = 'quire.storageTorn';  // localStorage: the flag outlives the tab (page only)
+  var SEAL = { name: 'seal', version: 1, stores: ['kv'] };
+  var torn = false, sealing = null;
+  var storageChannel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('quire.storage') : null;
+
+  function remember(flag) {
+    try {
+      if (typeof localStorage === 'undefined') return;
+      if (flag) localStorage.setItem(TORN_KEY, '1'); else localStorage.removeItem(TORN_KEY);
+    } catch (e) { /* no localStorage (worker) or refused: the page's copy of the flag still holds */ }
+  }
+  function setTorn(flag, quiet) {
+    torn = !!flag;
+    remember(torn);
+    if (!quiet && storageChannel) storageChannel.postMessage({ torn: torn });
+  }
+  if (storageChannel) storageChannel.onmessage = function (e) { if (e.data && 'torn' in e.data) { torn = !!e.data.torn; remember(torn); } };
+  try { if (typeof localStorage !== 'undefined' && localStorage.getItem(TORN_KEY)) torn = true; } catch (e) { /* refused */ }
+
+  /* Did this failed write (or open) touch the disk?  Then the log may be torn. */
+  function tearing(err) {
+    var raw = String(err && err.name) + ': ' + String(err && err.message);
+    return FULL.test(raw) || NO_OPEN.test(raw) || /IO ?error|UnknownError/i.test(raw);
+  }
+
+  /* Is there room for n bytes?  Asked of the origin private file system, which keeps its
+   * files apart from IndexedDB's log, so a "no" tears nothing and it answers again once
+   * room is made (Cache Storage stays broken after one failed write; estimate() cannot
+   * tell: Chromium reports a fixed quota, 1 GiB on a full 200 MB disk).  null: cannot tell
+   * (no such file system, as on file://). */
+  var ROOM_FILE = '.quire-room';
+  var ROOM_WAIT = 15000;  // ms: a probe that has not answered by then cannot tell
+  function room(n) {
+    var s = typeof navigator !== 'undefined' && navigator.storage;
+    if (!s || !s.getDirectory) return Promise.resolve(null);
+    var probe = s.getDirectory().then(function (dir) {
+      var drop = function () { return dir.removeEntry(ROOM_FILE).catch(function () {}); };
+      return dir.getFileHandle(ROOM_FILE, { create: true })
+        .then(function (file) { return file.createWritable(); })
+        .then(function (w) { return w.write(new Uint8Array(n)).then(function () { return w.close(); }); })
+        .then(function () { return drop().then(function () { return true; }); },
+          function (err) { return drop().then(function () { return err && err.name === 'QuotaExceededError' ? false : null; }); });
+    }, function () { return null; });
+    return Promise.race([probe, new Promise(function (resolve) { setTimeout(resolve, ROOM_WAIT, null); })]);
+  }
+  function stillFull(what) {
+    var err = new Error('The disk is full: the browser could not ' + what + ' (there is still no room on the disk)');
+    err.name = 'QuireStoreFull';
+    return err;
+  }
+  /* Room for the seal, or a disk-full error before IndexedDB is touched. */
+  function roomToSeal(what) {
+    return room(SEAL_BYTES + (1 << 20)).then(function (ok) { if (ok === false) throw stillFull(what); });
+  }
+
+  /* Retire a torn log before the next write: one batch larger than the write buffer into a
+   * scratch database, then its deletion (the write that moves LevelDB to a new log file).
+   * Costs 5 MiB once after a failure, and only once room() says they fit: a seal cut short
+   * by the disk would write behind the torn record itself. */
+  function seal() {
+    if (!torn) return Promise.resolve();
+    if (sealing) return sealing;
+    sealing = roomToSeal('save').then(function () { return open(SEAL); }).then(function (db) {
+      var fill = function () {
+        return new Promise(function (resolve, reject) {
+          var t = db.transaction(['kv'], 'readwrite', { durability: 'strict' });
+          var st = t.objectStore('kv');
+          for (var i = 0; i * SEAL_PIECE < SEAL_BYTES; i++) st.put(new Uint8Array(SEAL_PIECE), i);
+          t.oncomplete = resolve;
+          t.onerror = t.onabort = function () { reject(t.error || new Error('storage transaction aborted')); };
+        });
+      };
+      var empty = function () {
+        return new Promise(function (resolve, reject) {
+          var t = db.transaction(['kv'], 'readwrite', { durability: 'strict' });
+          t.objectStore('kv').clear();
+          t.oncomplete = resolve;
+          t.onerror = t.onabort = function () { reject(t.error || new Error('storage transaction aborted')); };
+        });
+      };
+      return fill().then(empty).then(function () { db.close(); }, function (err) { try { db.close(); } catch (e) {} throw err; });
+    }).then(function () {
+      sealing = null;
+      setTorn(false);
+    }, function (err) {
+      sealing = null;
+      throw translate(err, 'save (the disk is still full)');
+    });
+    return sealing;
   }
 
   /* The connection is gone (closed after an error, or by another tab's upgrade). */
@@ -74,7 +182,10 @@ var QuireStore = (function () {
         db.onclose = function () { if (spec.onclose) spec.onclose(db); };
         resolve(db);
       };
-      req.onerror = function () { reject(translate(req.error || new Error('IndexedDB refused to open'), 'open its database')); };
+      req.onerror = function () {
+        if (tearing(req.error)) setTorn(true);  // an open on a full disk may leave a torn log too
+        reject(translate(req.error || new Error('IndexedDB refused to open'), 'open its database'));
+      };
       req.onblocked = function () { reject(new Error('another Quire tab holds an older version of the database open; close it and reload')); };
     });
   }
@@ -86,7 +197,8 @@ var QuireStore = (function () {
       spec: spec,
       get: function () {
         if (!current) {
-          current = open(spec);
+          // Opening writes too (Chromium sets up metadata): after a torn write, only with room.
+          current = torn ? roomToSeal('open its database').then(function () { return open(spec); }) : open(spec);
           current.catch(function () { current = null; });
         }
         return current;
@@ -103,6 +215,7 @@ var QuireStore = (function () {
    * that cannot start because the connection closed is retried once on a new one:
    * nothing of it ran, so the retry cannot apply anything twice. */
   function run(conn, stores, mode, fn, what, retried) {
+    if (mode === 'readwrite' && torn) return seal().then(function () { return run(conn, stores, mode, fn, what, retried); });
     return conn.get().then(function (db) {
       var t;
       try {
@@ -118,7 +231,10 @@ var QuireStore = (function () {
         var result;
         Promise.resolve(fn(t)).then(function (r) { result = r; }, function (err) { try { t.abort(); } catch (e) {} reject(translate(err, what)); });
         t.oncomplete = function () { resolve(result); };
-        t.onerror = function () { reject(translate(t.error, what)); };
+        t.onerror = function () {
+          if (mode === 'readwrite' && tearing(t.error)) setTorn(true);
+          reject(translate(t.error, what));
+        };
         t.onabort = function () {
           // A read cut short because another write's I/O error closed the connection: read again.
           if (mode === 'readonly' && !retried) {
@@ -126,6 +242,7 @@ var QuireStore = (function () {
             resolve(run(conn, stores, mode, fn, what, true));
             return;
           }
+          if (mode === 'readwrite' && tearing(t.error)) setTorn(true);
           reject(translate(t.error || new Error('storage transaction aborted'), what));
         };
       });
@@ -273,13 +390,20 @@ var QuireStore = (function () {
    * derives the quota from the disk's free space, so quota - usage shrinks as the disk fills. */
   function estimate() {
     var s = typeof navigator !== 'undefined' && navigator.storage;
-    if (!s || !s.estimate) return Promise.resolve({ usage: null, quota: null });
-    return s.estimate().then(function (e) { return { usage: e.usage, quota: e.quota }; },
-      function () { return { usage: null, quota: null }; });
+    if (!s || !s.estimate) return Promise.resolve({ usage: null, quota: null, indexedDB: null });
+    return s.estimate().then(function (e) {
+      var d = e.usageDetails;  // Chromium: per client (an eviction empties indexedDB)
+      return { usage: e.usage, quota: e.quota, indexedDB: d ? d.indexedDB || 0 : null };
+    }, function () { return { usage: null, quota: null, indexedDB: null }; });
   }
 
   return {
     PREFIX: PREFIX,
+    /* true after a write failed on the disk, until seal() has retired the torn log. */
+    torn: function () { return torn; },
+    setTorn: function (flag) { setTorn(flag, true); },
+    seal: seal,
+    room: room,
     library: library,
     openLibrary: openLibrary,
     open: open,

@@ -361,7 +361,10 @@
   self.onmessage = function (event) {
     var msg = event.data;
     switch (msg.type) {
-      case 'init': booted = boot(msg.config); booted.catch(function () {}); break;
+      case 'init':
+        // A write failed on the disk in an earlier session and the log was not retired yet (store.js).
+        if (msg.config.storageTorn) QuireStore.setTorn(true);
+        booted = boot(msg.config); booted.catch(function () {}); break;
       case 'asset': QuireAssets.receive(msg.name, msg.gz, msg.bytes); break;
       case 'asset-failed': QuireAssets.fail(msg.name, msg.kind, msg.message); break;
       case 'call': call(msg); break;

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready
+from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready, wait_until
 
 from .conftest import CHAT_ALIAS, CONTEXT, EMBED_ALIAS
 
@@ -214,7 +214,7 @@ def test_connect_discover_answer_stop_and_cut_over_http(context, built_dist, ser
     page.wait_for_function("() => document.querySelector('[data-testid=llm-num-predict]').value === '2048'")
     page.get_by_test_id("llm-num-predict").fill("16")
     page.get_by_test_id("llm-save").click()
-    page.wait_for_function("async () => (await quire._call('llmSettings')).num_predict === 16")
+    wait_until(page, "quire._call('llmSettings').then(s => s.num_predict === 16)")
     ask_in_ui(page, "Write a long essay about mitochondria.")
     wait_answered(page, 1)
     cut = page.locator("[data-testid=answer-notice][data-code=cut]")

@@ -95,7 +95,9 @@
     if (!query) return;
     var t0 = performance.now();
     note.textContent = t('Searching…');
+    results.setAttribute('aria-busy', 'true');  // screen readers wait; tests too
     q.search(query, { k: 10, scope: scopeValue() }).then(function (hits) {
+      results.removeAttribute('aria-busy');
       var ms = Math.round(performance.now() - t0);
       var weak = hits.length && !hits.some(function (x) { return x.relevance != null && x.relevance >= WEAK; });
       var dense = hits.some(function (x) { return x.dense_status && x.dense_status !== 'off'; });
@@ -104,7 +106,7 @@
           + (weak ? '. ' + t('No passage matches these words well; the closest ones are below.') : '')
         : t(scopeSelect.value ? 'No passage matches “{query}” in this scope.' : 'No passage matches “{query}”.', { query: query });
       render(hits, query);
-    }, function (err) { note.textContent = QuireI18n.engine(err.message); });
+    }, function (err) { results.removeAttribute('aria-busy'); note.textContent = QuireI18n.engine(err.message); });
   }
 
   function marked(text, spans) {
