@@ -4,7 +4,7 @@ Values are JSON-able objects or ``bytes``.  A ``commit`` applies all its puts an
 deletes or none of them: Train builds everything in memory and commits once,
 so a tab closed mid-Train leaves the library exactly as it was.
 
-In the browser the store is IndexedDB (``quire.browser.IDBStore``); on CPython it
+In the browser the store is IndexedDB (``quire.browser.idb.IDBStore``); on CPython it
 is ``MemoryStore`` or ``SQLiteStore``.  All share the async interface because
 IndexedDB is asynchronous.
 

@@ -62,7 +62,7 @@
         .observe({ type: 'resource', buffered: true });
     } catch (e) { console.warn('Quire: no live resource timing in this browser', e); }
   }
-  // The engine worker's own requests (the model server): quire/browser.py reports each one,
+  // The engine worker's own requests (the model server): quire/browser/fetch.py reports each one,
   // because the page cannot see a worker's resource timings itself.
   document.addEventListener('quire:engine-request', function (e) {
     var d = e.detail || {};

@@ -663,6 +663,14 @@ QuireI18n.add('de', {
 
 /* The engine's messages (Python), matched whole; {name} takes any text and is itself translated when it is a known message. */
 QuireI18n.addEngine('de', {
+  // a full disk (quire/store.py full_message)
+  "The disk is full: {need} on this disk, or {remove}, then try again. Nothing was changed; everything saved before is still there.":
+    "Der Datenträger ist voll: {need} auf diesem Datenträger freigeben oder {remove}, dann noch einmal versuchen. Nichts wurde geändert; alles bisher Gespeicherte ist noch da.",
+  "free at least {size} (this needs about {needed}, {free} is free)": "mindestens {size} (dies braucht etwa {needed}, {free} sind frei)",
+  "free at least {size} (this needs about {needed})": "mindestens {size} (dies braucht etwa {needed})",
+  "free at least {size}": "mindestens {size}",
+  "remove sources you no longer need in Library (largest: {largest})": "nicht mehr benötigte Quellen in der Bibliothek entfernen (die größten: {largest})",
+  "remove other sites' data or files you no longer need": "Daten anderer Websites oder nicht mehr benötigte Dateien entfernen",
   // model setup on first connection (llm/pick.py)
   "Chose {pick}: the only one the server offers. Change it in Settings.": "{pick} gewählt: das einzige Modell dieser Art, das der Server anbietet. In den Einstellungen änderbar.",
   "Chose {first} and {second}: the only ones the server offers. Change them in Settings.": "{first} und {second} gewählt: die einzigen Modelle dieser Art, die der Server anbietet. In den Einstellungen änderbar.",

@@ -317,6 +317,7 @@ def browser(srcs, qs, dim: int) -> dict:
             page.evaluate(f"quire.search({qs[1]!r}).then(() => 0)")
             r["reopen_s"] = round(time.perf_counter() - t, 2)
             marks = page.evaluate("quire.status().marks")
+            r["reopen_marks_ms"] = {k: round(v) for k, v in sorted(marks.items(), key=lambda kv: kv[1])}
             r["reopen_library_open_s"] = round((marks["library-open"] - marks["quire-imported"]) / 1000, 2)
             r["reopen_dense"] = page.evaluate(run, "import quire.browser as b\nb._engine.library.index.dense.n_live")
             r["reopen_peak_heap_mb"] = round(page.evaluate(run, HEAP) / 2**20)

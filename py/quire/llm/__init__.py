@@ -6,7 +6,7 @@
 
 ``OpenAICompatClient`` (llama-server, LM Studio) has the same surface.  Both
 clients are async; in Pyodide they get a ``js.fetch`` transport
-(``quire.browser.FetchTransport``; ``quire.llm.transport`` shows the ~20 lines it takes).
+(``quire.browser.fetch.FetchTransport``; ``quire.llm.transport`` shows the ~20 lines it takes).
 Parsing lives in ``quire.llm.parse`` (pure, table-tested), diagnosis of
 "Failed to fetch" in ``quire.llm.diagnosis``.
 """

@@ -4,7 +4,7 @@ A transport sends one JSON request and hands back a response; it never
 raises for an HTTP error status (the client reads the error body), only
 ``LLMError(kind="connection")`` when nothing answered at all.
 
-Writing the Pyodide transport (the lead's ``quire/browser.py``) means
+Writing the Pyodide transport (``quire/browser/fetch.py``) means
 implementing ``AsyncTransport`` over ``js.fetch``::
 
     class FetchTransport:

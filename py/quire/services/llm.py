@@ -5,7 +5,7 @@ same one unless set apart.  ``status`` diagnoses both, chooses the only model of
 first connection (``quire.llm.pick``), and says "reload needed" for an address the page's
 CSP does not admit yet (the page tells ``admit`` what csp.js admitted when it opened).
 
-The transport is injected: ``quire.browser.FetchTransport`` in the tab, a urllib one on
+The transport is injected: ``quire.browser.fetch.FetchTransport`` in the tab, a urllib one on
 CPython.  Status follows ``quire.llm.diagnosis``: a browser reports every failure as
 "Failed to fetch", so the probe asks twice (no-cors, then cors) and the diagnosis turns
 that into one of connected / not_running / cors_refused / model_missing / reload_needed

@@ -1,0 +1,242 @@
+"""The worker's bridge: the dispatcher for calls from the page, the engine's start, and what
+the tab does when the browser deleted its library.  ``idb`` is IndexedDB as a ``quire.store``
+store, ``fetch`` the LLM transport, ``eviction`` the watch after a failed write.
+
+This package is the only part of Quire that imports ``js`` / ``pyodide``; the engine worker
+imports it, CPython never does.  The page calls ``dispatch(method, args_json, id, payload)``; the
+answer goes back as JSON, progress as ``{"type": "event"}`` messages.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import js
+from pyodide.ffi import JsException, to_js
+
+from quire import errors
+from quire.app import Quire
+from quire.library import LibraryError
+from quire.services import Context
+from quire.library import Library
+from quire.retrieval import segments
+from quire.store import BUCKETS, StoreError, StoreFullError, full_message
+from quire.browser import eviction
+from quire.browser.fetch import FetchTransport, probe
+from quire.browser.idb import IDBStore, _store_error, _to_js
+
+STORE_VERSION = 3  # bump when BUCKETS change: the browser then creates the new object stores (3: store.js's _sizes)
+# quire.services.<name> modules.  The first group is on the boot path (the library and search
+# must answer as soon as the engine is up); the rest load right after, off the critical path.
+SERVICES = ["library", "llm", "embeddings"]
+LATER_SERVICES = ["chat", "study", "progress", "vault"]
+
+_engine: Quire | None = None
+_cancelled: set[int] = set()
+
+# Methods that change the library, and how a call waits for the one-writer lock (the
+# worker holds a Web Lock around them, across tabs too; see engine/worker.js):
+#   "wait"   - queue behind a running write;
+#   "cancel" - cancel this tab's running Train (or embedding) first, then run;
+#   "shared" - read many things consistently (no write may land in between).
+# Chat, study and progress writes touch only their own records and are not queued.
+WRITES = {name: "wait" for name in (
+    "stage", "stageText", "reject", "train", "setCategory", "remove", "setForceOcr", "setOcrLanguage",
+    "setLanguage", "setKeepOriginals", "embed", "studyImport", "repairIndex", "mergeIndex")}
+WRITES |= {"eraseAll": "cancel", "importVault": "cancel", "reloadLibrary": "shared"}
+
+
+def _platform() -> str | None:
+    agent = str(js.navigator.userAgent).lower()
+    for key, name in (("mac os", "mac"), ("windows", "windows"), ("linux", "linux")):
+        if key in agent:
+            return name
+    return None
+
+
+def emit(call_id: int, event: dict) -> None:
+    js.postMessage(_to_js({"type": "event", "id": call_id, "event": json.dumps(event)}))
+
+
+def cancel(call_id: int) -> None:
+    _cancelled.add(int(call_id))
+
+
+async def recognise(key: str, data: bytes, page, kind: str, lang: str) -> dict:
+    """``quire.ocr.Recognise`` through the page, where Tesseract and the canvas live."""
+    from quire.ocr import OCRUnavailable
+
+    args = {"key": key, "data": None, "page": page, "kind": kind, "lang": lang}
+    for attempt in range(2):
+        try:
+            reply = (await js.quirePageCall("ocr", _to_js(args))).to_py()
+        except JsException as exc:
+            if "not included" in str(exc):
+                raise OCRUnavailable(str(exc).split(": ", 1)[-1]) from None
+            raise
+        if not reply.get("needData"):
+            return reply
+        args["data"] = to_js(data)  # the page did not have this file yet
+    raise RuntimeError("the page lost the file it was reading")
+
+
+async def start() -> dict:
+    global _engine
+    try:
+        await js.QuireStore.openLibrary(_to_js(list(BUCKETS)), STORE_VERSION)
+    except JsException as exc:
+        raise _store_error(exc) from None
+    store = IDBStore()
+    await eviction.note_usage()
+    store.generation = await store.stored_generation()
+    await store.load_mirror()
+    _engine = await Quire.open(store, transport=FetchTransport(), probe=probe, repair="memory",
+                               origin=str(js.self.origin), platform=_platform())
+    _engine.library.recognise = recognise
+    lib = _engine.library
+    return {"sources": len(_engine.sources()), "repaired": lib.repaired, "save": lib.needs_save, "merge": lib.merge_due}
+
+
+async def _restore(engine) -> bool:
+    """The browser recreated the database empty (seen after a write failed on a full disk):
+    save what this tab still holds: trained sources, their passages and the index, chats,
+    study items, progress and settings.  Originals, vectors and the OCR cache are gone."""
+    if not js.QuireStore.library.recreated(False):
+        return False
+    lib = engine.library
+    trained = [s for s in lib.sources() if s["status"] == "trained"]
+    await lib.load_chunks()
+    puts = [("sources", s["id"], s) for s in trained] + [("chunks", s["id"], await lib.chunks_of(s["id"]))
+                                                           for s in trained]
+    mirror = engine.store.mirrored()
+    puts = mirror + puts
+    lib.index.stored = None  # the store holds none of it now
+    index = segments.snapshot(lib.index)
+    puts += index.puts + [("settings", "library", lib._library_settings())]
+    store, stamping = engine.store, engine.store.stamping
+    store.stamping = True
+    try:
+        await store.commit(puts)
+    finally:
+        store.stamping = stamping
+    segments.apply(index, lib.index)
+    lib._sources = {s["id"]: s for s in trained}
+    js.QuireStore.library.recreated(True)
+    js.console.warn(f"Quire: the browser had deleted its stored data; {len(trained)} trained sources and "
+                    f"{len(mirror)} chats, study items and settings were saved again")
+    return True
+
+
+async def _reload(engine) -> dict:
+    """Load the library again if another tab changed it (its generation differs)."""
+    if js.QuireStore.library.recreated(False):
+        return {"reloaded": False, "restored": await _restore(engine), "repaired": []}
+    stored = await engine.store.stored_generation()
+    if stored == engine.store.generation:
+        return {"reloaded": False, "repaired": engine.library.repaired}
+    old = engine.library
+    options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
+    library = await Library.open(engine.store, repair="memory", **options)
+    await library.load_chunks()
+    engine.library, engine.store.generation = library, stored
+    return {"reloaded": True, "repaired": library.repaired}
+
+
+async def _repair(engine) -> dict:
+    """Save an index that opening had to repair (run as a write: no other tab writes meanwhile)."""
+    await _reload(engine)
+    repaired, engine.library.repaired = engine.library.repaired, []
+    if repaired or engine.library.needs_save:  # needs_save: also an old single-blob index to migrate
+        await engine.library.save_index()
+    return {"repaired": repaired}
+
+
+async def _merge(engine) -> dict:
+    """Rewrite the index as one segment when dead rows or segments piled up (run idle, as a write)."""
+    await _reload(engine)
+    if not engine.library.merge_due:
+        return {"merged": False}
+    return {"merged": True, **await engine.library.merge_index()}
+
+
+def _full_message(exc: StoreFullError) -> str:
+    return full_message(exc, _engine.library.largest() if _engine else [])
+
+
+_METHODS: dict = {
+    "reloadLibrary": lambda engine, ctx: _reload(engine),
+    "repairIndex": lambda engine, ctx: _repair(engine),
+    "mergeIndex": lambda engine, ctx: _merge(engine),
+}
+_loaded: set[str] = set()
+
+
+def load_services(names=None) -> int:
+    """Import service modules and merge their METHODS; returns how many methods are known."""
+    for name in names if names is not None else SERVICES + LATER_SERVICES:
+        if name not in _loaded:
+            _METHODS.update(importlib.import_module(f"quire.services.{name}").METHODS)
+            _loaded.add(name)
+    return len(_METHODS)
+
+
+load_services(SERVICES)
+
+
+async def _restore_now() -> bool:
+    return bool(_engine) and await _restore(_engine)
+
+
+eviction.restore = _restore_now
+_METHODS["storageWatch"] = lambda engine, ctx: eviction.status()
+
+
+async def _maybe_restore() -> None:
+    if _engine and js.QuireStore.library.recreated(False):
+        try:
+            await _restore(_engine)
+        except (StoreError, LibraryError):
+            pass  # still no room: the next call tries again
+
+
+def writes_json() -> str:
+    return json.dumps(WRITES)
+
+
+async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> str:
+    """Run one engine method; the answer is JSON ``{"ok": true, "value": ...}`` or an error.
+
+    A library write (``WRITES``; the worker holds the lock) first catches up with what other
+    tabs saved, and its reply says ``"changed": true`` when it saved something."""
+    store = _engine.store if _engine else None
+    before = store.generation if store else None
+    writing = method in WRITES and WRITES[method] != "shared"
+    try:
+        await _maybe_restore()
+        if writing and store:
+            await _reload(_engine)
+            before, store.stamping = store.generation, True
+        fn = _METHODS.get(method)
+        if fn is None and len(_loaded) < len(SERVICES) + len(LATER_SERVICES):
+            load_services()
+            fn = _METHODS.get(method)
+        if fn is None:
+            raise LibraryError(f"unknown method {method!r}; known: {', '.join(sorted(_METHODS))}")
+        args = json.loads(args_json) if args_json else []
+        data = bytes(payload.to_py()) if payload is not None and payload is not js.undefined else None
+        ctx = Context(emit=lambda e: emit(call_id, e), cancelled=lambda: call_id in _cancelled, payload=data)
+        result = fn(_engine, ctx, *args)
+        if hasattr(result, "__await__"):
+            result = await result
+        return json.dumps({"ok": True, "value": result, "changed": bool(store and store.generation != before),
+                           "merge": bool(writing and _engine and _engine.library.merge_due)})
+    except StoreFullError as exc:
+        return json.dumps({"ok": False, "error": _full_message(exc), "kind": "StoreFullError", "detail": exc.detail})
+    except Exception as exc:  # expected (QuireError) by its class; anything else is a bug, with its traceback
+        return json.dumps(errors.reply(exc))
+    finally:
+        _cancelled.discard(call_id)
+        if writing and store:
+            store.stamping = False
+        await _maybe_restore()  # the database may have been recreated during this call

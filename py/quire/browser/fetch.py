@@ -1,0 +1,84 @@
+"""fetch as the LLM transport (``quire.llm.transport.AsyncTransport``), and the page's
+network log of every request the engine makes."""
+
+from __future__ import annotations
+
+import json
+
+import js
+from pyodide.ffi import JsException
+
+from quire.browser.idb import _to_js
+from quire.llm.events import LLMError
+
+
+class FetchResponse:
+    def __init__(self, resp):
+        self.resp, self.status, self._reader = resp, int(resp.status), None
+
+    async def text(self) -> str:
+        return str(await self.resp.text())
+
+    async def json(self):
+        text = await self.text()
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise LLMError(f"the server sent something that is not JSON: {text[:120]!r}", kind="protocol") from exc
+
+    async def iter_lines(self):
+        self._reader = self.resp.body.getReader()
+        decoder = js.TextDecoder.new()
+        stream = _to_js({"stream": True})
+        buf = ""
+        while True:
+            chunk = await self._reader.read()
+            if chunk.done:
+                break
+            buf += decoder.decode(chunk.value, stream)
+            *lines, buf = buf.split("\n")
+            for line in lines:
+                yield line
+        buf += decoder.decode()
+        if buf:
+            yield buf
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            try:
+                await self._reader.cancel()
+            except JsException:
+                pass
+
+
+def _note_request(method: str, url: str) -> None:
+    """Tell the page about a request the engine makes (the privacy view's network log);
+    the page cannot see a worker's resource timings itself."""
+    js.postMessage(_to_js({"type": "net", "method": method, "url": url}))
+
+
+class FetchTransport:
+    """``quire.llm.transport.AsyncTransport`` over the worker's ``fetch``."""
+
+    async def request(self, method, url, body=None, stream=False):
+        _note_request(method, url)
+        init = {"method": method, "credentials": "omit", "referrerPolicy": "no-referrer"}
+        if body is not None:
+            init |= {"body": json.dumps(body), "headers": {"Content-Type": "application/json"}}
+        try:
+            resp = await js.fetch(url, _to_js(init))
+        except JsException as exc:  # "Failed to fetch": refused, CORS, offline: diagnosis tells which
+            raise LLMError(f"could not reach {url}: {exc}", kind="connection") from None
+        return FetchResponse(resp)
+
+
+async def probe(url: str, mode: str) -> bool:
+    """Does anything answer at ``url`` when asked in this fetch ``mode``?"""
+    _note_request("GET", url)
+    try:
+        await js.fetch(url, _to_js({"mode": mode, "credentials": "omit"}))
+        return True
+    except JsException:
+        return False
+
+

@@ -1,0 +1,152 @@
+"""IndexedDB as a ``quire.store`` store, through store.js (``QuireStore``).
+
+Small JSON buckets are mirrored in memory (a database the browser deleted can be written back
+from them), every commit is one transaction, and a large write asks for room first.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+
+import js
+from pyodide.ffi import JsException, to_js
+
+from quire.browser import eviction
+from quire.store import SPARE, StoreError, StoreFullError
+
+# Writes larger than this ask for room first (store.js room()).
+CHECK_ABOVE = 1_000_000
+MIRRORED = ("chats", "study", "progress", "settings")  # small JSON buckets kept in memory too (IDBStore.mirror)
+GENERATION_KEY = "library_generation"  # in "settings": changes with every library write
+
+
+def _to_js(value):
+    return to_js(value, dict_converter=js.Object.fromEntries)
+
+
+def _from_js(value, default=None):
+    if value is None or value is js.undefined:
+        return default
+    if isinstance(value, str):
+        return json.loads(value)
+    return bytes(value.to_py())
+
+
+def _store_error(exc: JsException, needed: int | None = None, free: int | None = None) -> StoreError:
+    """store.js names its errors QuireStoreFull / QuireStoreError (str(exc) is "name: message")."""
+    text = str(exc)
+    if text.startswith("QuireStoreFull"):
+        return StoreFullError(text, needed=needed, free=free)
+    if text.startswith("QuireStoreError"):
+        return StoreError(text.split(": ", 1)[1] + ". Reload the page and try again; if it keeps happening, "
+                          "export a vault (Progress) to keep a copy of your library.")
+    return StoreError(f"The browser's storage failed ({text}). Reload the page and try again.")
+
+
+class IDBStore:
+    """``quire.store`` over the worker's IndexedDB database ``quire.library``.
+
+    ``stamping`` is set while a library write runs: its commits then also store a new
+    generation, which other tabs compare with theirs to know they must reload."""
+
+    def __init__(self):
+        self.generation: str | None = None
+        self.stamping = False
+        # A copy of the small JSON buckets (bucket -> key -> JSON text), kept in step with
+        # every commit: if the browser recreates the database, _restore writes them back.
+        self.mirror: dict[str, dict[str, str]] = {b: {} for b in MIRRORED}
+
+    async def load_mirror(self) -> None:
+        for bucket in MIRRORED:
+            pairs = await self._read(js.QuireStore.library.all(bucket))
+            self.mirror[bucket] = {str(k): v for k, v in pairs if isinstance(v, str)}
+
+    def _mirror(self, js_puts, deletes) -> None:
+        for bucket, key in deletes:
+            self.mirror.get(bucket, {}).pop(key, None)
+        for bucket, key, value in js_puts:
+            if bucket in self.mirror and isinstance(value, str):
+                self.mirror[bucket][key] = value
+
+    def mirrored(self) -> list:
+        return [(b, k, json.loads(v)) for b, values in self.mirror.items() for k, v in values.items()
+                if (b, k) != ("settings", GENERATION_KEY)]
+
+    async def _read(self, promise):
+        try:
+            return await promise
+        except JsException as exc:
+            raise _store_error(exc) from None
+
+    async def get(self, bucket, key, default=None):
+        return _from_js(await self._read(js.QuireStore.library.get(bucket, key)), default)
+
+    async def all(self, bucket):
+        pairs = await self._read(js.QuireStore.library.all(bucket))
+        return {str(k): _from_js(v) for k, v in pairs}
+
+    async def keys(self, bucket):
+        return [str(k) for k in await self._read(js.QuireStore.library.keys(bucket))]
+
+    async def prefixed(self, bucket, prefix):
+        """Keys from ``prefix`` on and their byte values, in one crossing: store.js packs them
+        into one buffer (a model's 100k vectors as 100k JS values took seconds to convert)."""
+        keys, lengths, packed = await self._read(js.QuireStore.library.prefixed(bucket, prefix))
+        keys, lengths = [str(k) for k in keys], lengths.to_py()
+        data = memoryview(packed.to_py())
+        out, at = {}, 0
+        for key, n in zip(keys, lengths):
+            out[key] = data[at:at + n]
+            at += n
+        return out
+
+    async def _check_room(self, needed: int) -> None:
+        """Refuse a large write that will not fit, before IndexedDB sees it: a write that fails
+        on a full disk makes Chromium evict the origin's data and tears its log (store.js).
+        The origin file system is asked (store.js room()); navigator.storage.estimate()
+        cannot tell, as Chromium reports a fixed quota (1 GiB on a full 200 MB disk)."""
+        if needed > CHECK_ABOVE and await js.QuireStore.room(needed + SPARE) is False:
+            raise StoreFullError("checked before writing", needed=needed)
+
+    async def commit(self, puts=(), deletes=()):
+        puts, deletes = list(puts), list(deletes)
+        if not puts and not deletes:
+            return
+        token = None
+        if self.stamping:
+            token = secrets.token_hex(8)
+            puts.append(("settings", GENERATION_KEY, token))
+        js_puts = [[b, k, to_js(bytes(v)) if isinstance(v, (bytes, bytearray, memoryview)) else json.dumps(v)]
+                   for b, k, v in puts]
+        needed = sum(len(v) if isinstance(v, str) else v.length for _, _, v in js_puts)
+        await self._check_room(needed)
+        try:
+            await js.QuireStore.library.commit(_to_js(js_puts), _to_js([list(d) for d in deletes]))
+        except JsException as exc:
+            error = _store_error(exc, needed)
+            if isinstance(error, StoreFullError):
+                eviction.failed_write()
+            raise error from None
+        self._mirror(js_puts, deletes)
+        if needed > CHECK_ABOVE:
+            await eviction.note_usage()  # an eviction shows as a drop from here
+        if token:
+            self.generation = token
+
+    async def stored_generation(self) -> str | None:
+        return await self.get("settings", GENERATION_KEY)
+
+    async def clear(self):
+        try:
+            await js.QuireStore.library.clear()
+        except JsException as exc:
+            raise _store_error(exc) from None
+        self.mirror = {b: {} for b in MIRRORED}
+        await self.commit([("settings", GENERATION_KEY, secrets.token_hex(8))])
+
+    async def usage(self):
+        """Count and bytes per bucket, from the counters every commit keeps (store.js)."""
+        return (await self._read(js.QuireStore.library.usage())).to_py()
+
+
