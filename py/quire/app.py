@@ -43,11 +43,15 @@ class Quire:
         progress.service(self)
 
     @classmethod
-    async def open(cls, store, *, transport=None, probe=None, origin=None, platform=None, **options) -> "Quire":
+    async def open(cls, store, *, transport=None, probe=None, origin=None, platform=None, warm: bool = True,
+                   **options) -> "Quire":
         """``transport`` reaches the model server (``FetchTransport`` in the tab; on CPython
-        ``quire.llm.transport.BlockingAsyncTransport()``); None means no model server."""
+        ``quire.llm.transport.BlockingAsyncTransport()``); None means no model server.
+        ``warm=False`` leaves reading every passage to the caller (the tab does it after ready:
+        searches read what they hit meanwhile)."""
         library = await Library.open(store, **options)
-        await library.load_chunks()
+        if warm:
+            await library.load_chunks()
         if transport is None:
             from quire.llm.transport import BlockingAsyncTransport
             transport = BlockingAsyncTransport()
@@ -119,8 +123,7 @@ class Quire:
         """Ranked passages: source, location, text, and each retriever's rank and score."""
         if not query.strip():
             return []
-        await self.library.load_chunks()
-        hits = self.library.search(query, k=k, scope=scope, query_vector=await self.embedder.query_vector(query))
+        hits = await self.library.find(query, k=k, scope=scope, query_vector=await self.embedder.query_vector(query))
         for hit in hits:
             language = self.library._sources.get(hit["source_id"], {}).get("language") or "en"
             hit["highlights"] = highlight_spans(hit["text"], query, self.library.index.tokenizer(language))

@@ -255,8 +255,19 @@ class Library(StoredIndex, Training):
     def search(self, query: str, k: int = 7, scope=None, query_vector=None) -> list[dict]:
         """Ranked passages with source, location and the retrievers' details.
 
-        Needs the chunks of hit sources in the cache (``await load_chunks()`` once)."""
+        Needs the chunks of hit sources in the cache (``await load_chunks()`` once, or use ``find``)."""
+        return self._present(self.index.search(query, k=k, scope=self._scope(scope), query_vector=query_vector))
+
+    async def find(self, query: str, k: int = 7, scope=None, query_vector=None) -> list[dict]:
+        """``search``, reading the passages of just the sources it hit (a large library opens
+        without reading all of them)."""
+        await self.fresh_index()
         hits = self.index.search(query, k=k, scope=self._scope(scope), query_vector=query_vector)
+        for source_id in dict.fromkeys(h.id.rsplit(":", 1)[0] for h in hits):
+            await self.chunks_of(source_id)
+        return self._present(hits)
+
+    def _present(self, hits) -> list[dict]:
         out = []
         for rank, hit in enumerate(hits, 1):
             source_id, n = hit.id.rsplit(":", 1)

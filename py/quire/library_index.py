@@ -81,12 +81,23 @@ class StoredIndex:
         if not model:
             return
         cached = await self.store.prefixed("vectors", cache_key("", model))
-        live = self.index._serial_of
-        found = []
-        for sid in source_ids:
+        index, wanted = self.index, set(source_ids)
+        found, unknown = [], set()
+        for chunk_id in index._serial_of:  # live rows; their text hashes came with the segments
+            sid = parse_chunk_id(chunk_id)[0]
+            if sid not in wanted:
+                continue
+            digest = index.text_hash(chunk_id)
+            if digest is None:
+                unknown.add(sid)  # a segment saved before hashes were kept
+            else:
+                blob = cached.get(cache_key(digest, model))
+                if blob is not None:
+                    found.append((chunk_id, blob))
+        for sid in unknown:
             for c in await self.chunks_of(sid):
                 blob = cached.get(cache_key(c["hash"], model))
-                if blob is not None and c["id"] in live:
+                if blob is not None and c["id"] in index._serial_of:
                     found.append((c["id"], blob))
         if not found:
             return

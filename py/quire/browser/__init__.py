@@ -9,6 +9,7 @@ answer goes back as JSON, progress as ``{"type": "event"}`` messages.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 
@@ -92,10 +93,20 @@ async def start() -> dict:
     store.generation = await store.stored_generation()
     await store.load_mirror()
     _engine = await Quire.open(store, transport=FetchTransport(), probe=probe, repair="memory",
-                               origin=str(js.self.origin), platform=_platform())
+                               origin=str(js.self.origin), platform=_platform(), warm=False)
     _engine.library.recognise = recognise
+    # Every passage into memory after ready (100k passages: about 7 s): searches read what they
+    # hit meanwhile, and the tab's copy is what it saves again if the browser deletes its data.
+    asyncio.ensure_future(_warm(_engine.library))
     lib = _engine.library
     return {"sources": len(_engine.sources()), "repaired": lib.repaired, "save": lib.needs_save, "merge": lib.merge_due}
+
+
+async def _warm(library) -> None:
+    try:
+        await library.load_chunks()
+    except Exception as exc:  # a full disk or a closed connection: searches read what they need
+        js.console.warn(f"Quire: reading every passage into memory stopped: {exc}")
 
 
 async def _restore(engine) -> bool:
@@ -105,10 +116,14 @@ async def _restore(engine) -> bool:
     if not js.QuireStore.library.recreated(False):
         return False
     lib = engine.library
-    trained = [s for s in lib.sources() if s["status"] == "trained"]
-    await lib.load_chunks()
-    puts = [("sources", s["id"], s) for s in trained] + [("chunks", s["id"], await lib.chunks_of(s["id"]))
-                                                           for s in trained]
+    # Only passages this tab holds can be saved again (they are read in the background after
+    # the engine starts; a source whose passages were not read yet is gone with the database).
+    held = lib._chunks_cache
+    trained = [s for s in lib.sources() if s["status"] == "trained" and (held.get(s["id"]) or not s.get("chunks"))]
+    for s in lib.sources():
+        if s["status"] == "trained" and s not in trained:
+            lib.index.remove_source(s["id"])
+    puts = [("sources", s["id"], s) for s in trained] + [("chunks", s["id"], held.get(s["id"]) or []) for s in trained]
     mirror = engine.store.mirrored()
     puts = mirror + puts
     lib.index.stored = None  # the store holds none of it now
@@ -138,8 +153,8 @@ async def _reload(engine) -> dict:
     old = engine.library
     options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
     library = await Library.open(engine.store, repair="memory", **options)
-    await library.load_chunks()
     engine.library, engine.store.generation = library, stored
+    asyncio.ensure_future(_warm(library))
     return {"reloaded": True, "repaired": library.repaired}
 
 

@@ -25,6 +25,7 @@ contains) and, with vectors, why the dense side did or did not rank it
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 
@@ -69,11 +70,14 @@ class HybridIndex:
         self._chunk_ids: list[str] = []  # serial -> chunk id; retrievers store serials
         self._serial_of: dict[str, int] = {}
         self._source_of = np.empty(0, dtype=np.int32)  # serial -> source code
+        # serial -> sha256 of the chunk's text (zeros: not known, an index saved before them):
+        # the embedding cache's key, so opening attaches vectors without reading any passage.
+        self._hashes = np.empty((0, 32), dtype=np.uint8)
         self._sources: list[dict] = []  # code -> {"id", "category", "language", "live"}
         self._code_of: dict[str, int] = {}
-        # Rows added since the last save, as (code, chunk ids, token counts, term columns):
+        # Rows added since the last save, as (code, chunk ids, token counts, term columns, hashes):
         # the next save writes them as one segment (quire.retrieval.segments).
-        self._unsaved: list[tuple[int, list[str], np.ndarray, np.ndarray]] = []
+        self._unsaved: list[tuple[int, list[str], np.ndarray, np.ndarray, np.ndarray]] = []
         self.stored = None  # segments.Stored: what the store holds, to write only the difference
 
     def tokenizer(self, language: str) -> Tokenizer:
@@ -121,12 +125,21 @@ class HybridIndex:
         if vectors is not None:
             self.dense.add(serials, vectors)  # first: it validates shapes before anything is committed
         self.bm25.add(serials, [tokenize(t) + defined_terms(t, tokenize) for t in texts])
+        digests = text_hashes(texts)
         if chunk_ids:
             lengths, cols = self.bm25.added.pop()
-            self._unsaved.append((code, chunk_ids, lengths, cols))
+            self._unsaved.append((code, chunk_ids, lengths, cols, digests))
         self._chunk_ids.extend(chunk_ids)
         self._serial_of.update(zip(chunk_ids, serials))
         self._source_of = np.concatenate((self._source_of, np.full(len(serials), code, dtype=np.int32)))
+        self._hashes = np.concatenate((self._hashes, digests))
+
+    def text_hash(self, chunk_id: str) -> str | None:
+        """sha256 (hex) of the indexed chunk's text, as ``Chunk.hash``; None if not known."""
+        serial = self._serial_of.get(chunk_id)
+        if serial is None or serial >= len(self._hashes) or not self._hashes[serial].any():
+            return None
+        return self._hashes[serial].tobytes().hex()
 
     # -- dense vectors, added after the fact (embedding needs a model server) --
     def add_vectors(self, chunk_ids, vectors, model: str) -> None:
@@ -280,7 +293,18 @@ class HybridIndex:
         self._chunk_ids, self._sources = meta["chunk_ids"], meta["sources"]
         self.dense_model = meta.get("dense_model")
         self._source_of = z["source_of"]
+        self._hashes = np.zeros((len(self._chunk_ids), 32), dtype=np.uint8)  # this format kept none
         self._code_of = {s["id"]: c for c, s in enumerate(self._sources) if s["live"]}
         live = set(self._code_of.values())
         self._serial_of = {c: i for i, c in enumerate(self._chunk_ids) if int(self._source_of[i]) in live}
         return self
+
+
+def text_hashes(texts) -> np.ndarray:
+    """sha256 of each text, one row of 32 bytes each (``quire.model.sha256_hex`` in binary).
+
+    >>> text_hashes(["a"])[0].tobytes().hex()[:12]
+    'ca978112ca1b'
+    """
+    return np.frombuffer(b"".join(hashlib.sha256(t.encode()).digest() for t in texts),
+                         dtype=np.uint8).reshape(-1, 32)

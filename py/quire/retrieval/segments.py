@@ -88,13 +88,13 @@ def _pieces(data: bytes) -> list[bytes]:
 
 
 def segment_bytes(terms: list[str], chunk_ids: list[str], sources: list[str], row_source: np.ndarray,
-                  dl: np.ndarray, postings: _Postings) -> bytes:
-    """One segment: rows (chunk id, source, length) and their postings over ``terms``."""
+                  dl: np.ndarray, postings: _Postings, hashes: np.ndarray) -> bytes:
+    """One segment: rows (chunk id, source, length, text hash) and their postings over ``terms``."""
     meta = {"terms": terms, "chunk_ids": chunk_ids, "sources": sources}
     buf = io.BytesIO()
     np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
              row_source=row_source.astype(np.int32), dl=dl.astype(np.int32), indptr=postings.indptr,
-             indices=postings.indices, data=postings.data)
+             indices=postings.indices, data=postings.data, hashes=hashes.astype(np.uint8).reshape(-1, 32))
     return buf.getvalue()
 
 
@@ -102,6 +102,8 @@ def _read_segment(data: bytes) -> dict:
     z = np.load(io.BytesIO(data), allow_pickle=False)
     out = json.loads(z["meta"].tobytes())
     out.update({k: z[k] for k in ("row_source", "dl", "indptr", "indices", "data")})
+    # Segments saved before text hashes were kept: zeros (opening then reads those passages).
+    out["hashes"] = z["hashes"] if "hashes" in z.files else np.zeros((len(out["chunk_ids"]), 32), np.uint8)
     return out
 
 
@@ -131,7 +133,8 @@ def plan(index) -> Plan:
                                         lengths.shape[0], used.shape[0])
         row_source = np.concatenate([np.full(len(e[1]), local[e[0]], np.int32) for e in entries])
         data = segment_bytes([vocab[c] for c in used.tolist()], [c for e in entries for c in e[1]],
-                             [index._sources[c]["id"] for c in order], row_source, lengths, postings)
+                             [index._sources[c]["id"] for c in order], row_source, lengths, postings,
+                             np.concatenate([e[4] for e in entries]))
         pieces = _pieces(data)
         puts += [("index", f"seg:{gen}:{i}", p) for i, p in enumerate(pieces)]
         manifest["segments"].append({"gen": gen, "pieces": len(pieces), "rows": int(lengths.shape[0])})
@@ -160,7 +163,8 @@ def snapshot(index, extra_keys=()) -> Plan:
     order, row_source = np.unique(codes, return_inverse=True)
     live = [c for c, s in enumerate(index._sources) if s["live"]]
     data = segment_bytes(list(index.bm25._vocab), [index._chunk_ids[s] for s in serials.tolist()],
-                         [index._sources[c]["id"] for c in order.tolist()], row_source.reshape(-1), dl, postings)
+                         [index._sources[c]["id"] for c in order.tolist()], row_source.reshape(-1), dl, postings,
+                         index._hashes[serials] if serials.shape[0] else np.empty((0, 32), np.uint8))
     pieces = _pieces(data)
     manifest = {"format": FORMAT, "segments": [{"gen": gen, "pieces": len(pieces), "rows": int(serials.shape[0])}],
                 "next": gen + 1, "dense_model": index.dense_model, "params": _params(index)}
@@ -207,7 +211,7 @@ def load(values: dict, tokenizers=None):
     index.dense_model = manifest.get("dense_model")
     vocab: defaultdict[str, int] = defaultdict()
     vocab.default_factory = vocab.__len__
-    chunk_ids, live_parts, code_parts, dl_parts = [], [], [], []
+    chunk_ids, live_parts, code_parts, dl_parts, hash_parts = [], [], [], [], []
     postings, extra = None, []
     codes: dict[str, int] = {}
     for seg in manifest["segments"]:
@@ -226,6 +230,7 @@ def load(values: dict, tokenizers=None):
         code_parts.append(np.asarray(seg_codes, dtype=np.int32)[row_source] if row_source.shape[0] else row_source)
         live_parts.append(np.asarray(seg_live, dtype=bool)[row_source] if row_source.shape[0] else row_source.astype(bool))
         dl_parts.append(s["dl"])
+        hash_parts.append(s["hashes"])
         chunk_ids += s["chunk_ids"]
         gcols = np.fromiter(map(vocab.__getitem__, s["terms"]), dtype=np.int64, count=len(s["terms"]))
         local = _Postings(s["data"], s["indices"], s["indptr"], len(s["chunk_ids"]))
@@ -253,6 +258,7 @@ def load(values: dict, tokenizers=None):
     index._sources.append({"id": None, "category": None, "language": "en", "live": False, "gens": []})
     index._code_of = dict(codes)
     index._chunk_ids, index._source_of = chunk_ids, source_of
+    index._hashes = np.concatenate(hash_parts) if hash_parts else np.empty((0, 32), np.uint8)
     index._serial_of = {chunk_ids[i]: i for i in np.flatnonzero(alive).tolist()}
     # A source whose record names no stored rows (trained empty) still belongs to the library.
     for sid, rec in src.items():
