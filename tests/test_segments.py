@@ -395,3 +395,28 @@ def test_reopening_attaches_vectors_without_reading_passages(saved_before_hashes
     if not saved_before_hashes:
         assert 1 <= reads_after_search <= 3, "only the sources the search hit"
     assert hits[0]["source"] == "doc2.md" and hits[0]["text"]
+
+
+def test_deferred_vectors_let_keyword_search_answer_first_and_every_change_waits_for_them():
+    """The tab opens with ``defer_vectors``: keyword search answers before the cached vectors
+    are read; a search with a query vector, the embedding status and any change wait for them."""
+    async def go():
+        with OllamaStub() as stub:
+            store = MemoryStore()
+            q = await Quire.open(store, transport=BlockingAsyncTransport())
+            for i in range(4):
+                await q.stage(f"doc{i}.md", doc(i))
+            await q.train()
+            await q.llm.save({"url": stub.url, "embed_model": "embeddinggemma"})
+            await q.embedder.embed_missing()
+            n = q.library.index.n_chunks
+            lib = await Library.open(store, defer_vectors=True)
+            before = lib.index.dense.n_live
+            hits = await lib.find("marker1")  # no query vector: no wait
+            during = lib.index.dense.n_live
+            await lib.set_category((await lib.find("marker3"))[0]["source_id"], "Rocks")  # a change waits
+            return n, before, during, hits, lib.index.dense.n_live
+
+    n, before, during, hits, after = run(go())
+    assert before == 0 and during == 0 and hits[0]["source"] == "doc1.md"
+    assert after == n

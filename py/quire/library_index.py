@@ -8,6 +8,7 @@ so that memory matches the store again.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 
 import numpy as np
@@ -56,7 +57,20 @@ class StoredIndex:
             await self.load_chunks()
             self._unsaved += await self._cache_puts(index)
         elif index.dense_model:
-            await self._attach_vectors([s["id"] for s in self._sources.values() if s["status"] == "trained"])
+            trained = [s["id"] for s in self._sources.values() if s["status"] == "trained"]
+            if self.defer_vectors:
+                self._vectors_task = asyncio.ensure_future(self._attach_vectors(trained, index))
+            else:
+                await self._attach_vectors(trained, index)
+
+    async def vectors_ready(self) -> None:
+        """Wait for vectors attached in the background (``Library.open(defer_vectors=True)``)."""
+        task, self._vectors_task = self._vectors_task, None
+        if task is not None:
+            try:
+                await task
+            except OSError:  # the store could not be read (a full disk): they stay missing, Search says so
+                pass
 
     async def _cache_puts(self, index: HybridIndex) -> list:
         """The vectors an old-format index held that the embedding cache lacks."""
@@ -74,14 +88,16 @@ class StoredIndex:
                     puts.append(("vectors", key, index.dense._matrix[row].tobytes()))
         return puts
 
-    async def _attach_vectors(self, source_ids: list[str]) -> None:
+    async def _attach_vectors(self, source_ids: list[str], index: HybridIndex) -> None:
         """Give these sources' passages their cached vectors of the index's model: one read of
         that model's vectors, joined into one matrix (per-vector arrays took most of a reopen)."""
-        model = self.index.dense_model
+        model = index.dense_model
         if not model:
             return
         cached = await self.store.prefixed("vectors", cache_key("", model))
-        index, wanted = self.index, set(source_ids)
+        if index is not self.index:  # reloaded meanwhile (another tab's change): that load attaches its own
+            return
+        wanted = set(source_ids)
         found, unknown = [], set()
         for chunk_id in index._serial_of:  # live rows; their text hashes came with the segments
             sid = parse_chunk_id(chunk_id)[0]
@@ -105,7 +121,7 @@ class StoredIndex:
         found = [(i, b) for i, b in found if len(b) == usual and usual % 4 == 0]
         if found:
             matrix = np.frombuffer(b"".join(b for _, b in found), dtype=np.float32).reshape(len(found), -1)
-            self.index.add_vectors([i for i, _ in found], matrix, model)
+            index.add_vectors([i for i, _ in found], matrix, model)
 
     async def repair_index(self, save: bool = True) -> list[str]:
         """Make the index hold exactly the trained sources' passages (``quire.repair``)."""
@@ -171,7 +187,11 @@ class StoredIndex:
         except OSError:
             self._index_stale = True
 
-    async def fresh_index(self) -> None:
-        """Reload the index if a failed write left it unlike the store and reading failed then."""
+    async def fresh_index(self, vectors: bool = True) -> None:
+        """Reload the index if a failed write left it unlike the store and reading failed then;
+        with ``vectors``, first let vectors attached in the background land (every change of
+        the index waits for them, so they never meet an index that moved on)."""
+        if vectors:
+            await self.vectors_ready()
         if self._index_stale:
             await self._reload_index()

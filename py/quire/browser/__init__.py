@@ -93,7 +93,7 @@ async def start() -> dict:
     store.generation = await store.stored_generation()
     await store.load_mirror()
     _engine = await Quire.open(store, transport=FetchTransport(), probe=probe, repair="memory",
-                               origin=str(js.self.origin), platform=_platform(), warm=False)
+                               origin=str(js.self.origin), platform=_platform(), warm=False, defer_vectors=True)
     _engine.library.recognise = recognise
     # Every passage into memory after ready (100k passages: about 7 s): searches read what they
     # hit meanwhile, and the tab's copy is what it saves again if the browser deletes its data.
@@ -152,7 +152,7 @@ async def _reload(engine) -> dict:
         return {"reloaded": False, "repaired": engine.library.repaired}
     old = engine.library
     options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
-    library = await Library.open(engine.store, repair="memory", **options)
+    library = await Library.open(engine.store, repair="memory", defer_vectors=True, **options)
     engine.library, engine.store.generation = library, stored
     asyncio.ensure_future(_warm(library))
     return {"reloaded": True, "repaired": library.repaired}

@@ -54,6 +54,7 @@ class Embedder:
         model = self.engine.llm.embed_identity
         if not model:
             raise LibraryError("Choose an embedding model in Settings first.")
+        await self.engine.library.vectors_ready()
         index = self.index
         todo = index.missing_vectors() if index.dense_model == model else list(index._serial_of)
         chunks = await self._chunk_map()
@@ -103,6 +104,8 @@ class Embedder:
     async def query_vector(self, query: str):
         """The query's embedding when the index has vectors of the current model; else None."""
         model = self.engine.llm.embed_identity
+        if model:
+            await self.engine.library.vectors_ready()
         if not model or self.index.dense_model != model or not self.index.dense.n_live:
             return None
         key = (model, query)
@@ -117,11 +120,16 @@ class Embedder:
         return self._query_cache[key]
 
 
+async def _status(engine, ctx) -> dict:
+    await engine.library.vectors_ready()
+    return engine.embedder.status()
+
+
 async def _embed(engine, ctx):
     return await engine.embedder.embed_missing(ctx.emit, ctx.cancelled)
 
 
 METHODS = {
-    "embeddingStatus": lambda engine, ctx: engine.embedder.status(),
+    "embeddingStatus": _status,
     "embed": _embed,
 }
