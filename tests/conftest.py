@@ -132,6 +132,23 @@ def context(browser):
     ctx.close()
 
 
+def launch_profile(pw, profile, args=(), **options):
+    """Chromium on a persistent profile (IndexedDB survives closing it: a browser restart)."""
+    return pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM,
+                                                args=CHROMIUM_ARGS + list(args), **options)
+
+
+def open_logged(ctx, url: str, timeout_ms: int = 180_000):
+    """A new page of ``ctx`` at ``url`` with its console in a PageLog, once the engine is ready."""
+    page = ctx.new_page()
+    page.set_default_timeout(timeout_ms)
+    log = PageLog()
+    log.attach(page)
+    page.goto(url)
+    wait_ready(page)
+    return page, log
+
+
 def wait_until(page, condition: str, every_ms: int = 100):
     """Poll an async page-side condition (an expression that may await) until it is truthy; its
     value.  page.wait_for_function() does not await a predicate's promise (a promise is truthy,

@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready, wait_until
+from conftest import launch_profile, open_logged, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -68,14 +68,8 @@ def free(disk) -> None:
 def launch(pw, profile, url, args=()):
     # No service worker: its 76 MB copy of the bundle, written at some moment after ready,
     # would race the test's filling of the disk.
-    ctx = pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS + list(args),
-                                                service_workers="block")
-    page = ctx.new_page()
-    page.set_default_timeout(120_000)
-    log = PageLog()
-    log.attach(page)
-    page.goto(url)
-    wait_ready(page)
+    ctx = launch_profile(pw, profile, args, service_workers="block")
+    page, log = open_logged(ctx, url, 120_000)
     return ctx, page, log
 
 

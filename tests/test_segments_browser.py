@@ -5,7 +5,7 @@ merged in the background."""
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready
+from conftest import launch_profile, open_logged
 
 pytestmark = pytest.mark.browser
 
@@ -58,20 +58,6 @@ RECOUNT = """async () => {
 }"""
 
 
-def launch(pw, profile):
-    return pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-
-
-def open_page(ctx, url):
-    page = ctx.new_page()
-    page.set_default_timeout(180_000)
-    log = PageLog()
-    log.attach(page)
-    page.goto(url)
-    wait_ready(page)
-    return page, log
-
-
 def wait_state(page, done, timeout: float = 90.0) -> dict:
     """Poll the engine's STATE until ``done(state)`` (wait_for_function does not await a promise)."""
     import time
@@ -92,14 +78,14 @@ def nonzero(usage: dict) -> dict:
 def test_old_library_migrates_vectors_return_counters_hold_and_merge_runs(playwright_instance, built_dist, serve, tmp_path):
     url = serve(built_dist).url
     profile = tmp_path / "profile"
-    ctx = launch(playwright_instance, profile)
-    page, _ = open_page(ctx, url)
+    ctx = launch_profile(playwright_instance, profile)
+    page, _ = open_logged(ctx, url)
     page.evaluate(f"({STAGE})({WORDS!r}).then(() => quire.train())")
     n = page.evaluate(PY, TO_OLD_FORMAT)
     ctx.close()
 
-    ctx = launch(playwright_instance, profile)  # opens the old format: migrates, saves as segments
-    page, log = open_page(ctx, url)
+    ctx = launch_profile(playwright_instance, profile)  # opens the old format: migrates, saves as segments
+    page, log = open_logged(ctx, url)
     assert page.evaluate("quire.status().library.save") is True
     # The migration is saved in the background, once this tab holds the writer lock.
     state = wait_state(page, lambda s: not s["hybrid"] and s["segments"] == 1)
@@ -108,8 +94,8 @@ def test_old_library_migrates_vectors_return_counters_hold_and_merge_runs(playwr
     assert not log.errors, log.errors
     ctx.close()
 
-    ctx = launch(playwright_instance, profile)  # segments now: nothing to migrate, vectors from IndexedDB
-    page, log = open_page(ctx, url)
+    ctx = launch_profile(playwright_instance, profile)  # segments now: nothing to migrate, vectors from IndexedDB
+    page, log = open_logged(ctx, url)
     assert page.evaluate("quire.status().library.save") is False
     state = page.evaluate(PY, STATE)
     assert state["dense"] == n == state["chunks"] and state["model"] == "m-test"

@@ -7,7 +7,7 @@ index that lost a trained source is repaired when the library opens.
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready
+from conftest import launch_profile, open_logged
 
 pytestmark = pytest.mark.browser
 
@@ -28,24 +28,10 @@ ALL_FOUND = """async words => {
 }"""
 
 
-def launch(pw, profile):
-    return pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-
-
-def open_page(ctx, url):
-    page = ctx.new_page()
-    page.set_default_timeout(180_000)
-    log = PageLog()
-    log.attach(page)
-    page.goto(url)
-    wait_ready(page)
-    return page, log
-
-
 def test_two_tabs_train_at_once_and_both_find_everything(playwright_instance, built_dist, serve, tmp_path):
     url = serve(built_dist).url
-    ctx = launch(playwright_instance, tmp_path / "profile")
-    (a, log_a), (b, log_b) = open_page(ctx, url), open_page(ctx, url)
+    ctx = launch_profile(playwright_instance, tmp_path / "profile")
+    (a, log_a), (b, log_b) = open_logged(ctx, url), open_logged(ctx, url)
     for page, words in ((a, ROCKS), (b, MINERALS)):  # both stage, then both Train at once
         page.evaluate(f"() => {{ window.staged = ({STAGE})({words!r}); }}")
     a.evaluate("window.staged")
@@ -67,8 +53,8 @@ def test_two_tabs_train_at_once_and_both_find_everything(playwright_instance, bu
 
 
 def test_erase_during_train_cancels_it_and_says_so(playwright_instance, built_dist, serve, tmp_path, pdf_dir):
-    ctx = launch(playwright_instance, tmp_path / "profile")
-    page, log = open_page(ctx, serve(built_dist).url)
+    ctx = launch_profile(playwright_instance, tmp_path / "profile")
+    page, log = open_logged(ctx, serve(built_dist).url)
     pdf = list((pdf_dir / "py-pdf-sample-files/GeoTopo-komprimiert.pdf").read_bytes())
     page.evaluate("bytes => quire.stage({name: 'GeoTopo.pdf', data: new Uint8Array(bytes)})", pdf)  # read first, slowly
     page.evaluate(f"({STAGE})({ROCKS!r})")
@@ -97,8 +83,8 @@ from quire.library import Library
 def test_a_stored_index_missing_a_source_is_repaired_on_open(playwright_instance, built_dist, serve, tmp_path):
     url = serve(built_dist).url
     profile = tmp_path / "profile"
-    ctx = launch(playwright_instance, profile)
-    page, _ = open_page(ctx, url)
+    ctx = launch_profile(playwright_instance, profile)
+    page, _ = open_logged(ctx, url)
     page.evaluate(f"({STAGE})({ROCKS[:3]!r}).then(() => quire.train())")
     # what two tabs overwriting each other's index left behind: a trained source not in it
     page.evaluate("""quire.run(`
@@ -111,8 +97,8 @@ await b._engine.store.commit([], [("index", "src:" + sid)])
     assert page.evaluate("quire.search('granite')") == []
     ctx.close()
 
-    ctx = launch(playwright_instance, profile)
-    page, log = open_page(ctx, url)
+    ctx = launch_profile(playwright_instance, profile)
+    page, log = open_logged(ctx, url)
     assert page.evaluate("quire.status().library.repaired") == ["granite.md"]
     assert page.evaluate(ALL_FOUND, ROCKS[:3])
     # The repair is saved in the background once this tab holds the writer lock: wait for it
@@ -125,8 +111,8 @@ await b._engine.store.commit([], [("index", "src:" + sid)])
     assert not log.errors, log.errors
     ctx.close()
 
-    ctx = launch(playwright_instance, profile)  # the repair was saved
-    page, _ = open_page(ctx, url)
+    ctx = launch_profile(playwright_instance, profile)  # the repair was saved
+    page, _ = open_logged(ctx, url)
     assert page.evaluate("quire.status().library.repaired") == []
     assert page.evaluate(ALL_FOUND, ROCKS[:3])
     ctx.close()
