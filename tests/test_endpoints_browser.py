@@ -140,10 +140,15 @@ def test_several_models_bring_a_picker(context, built_dist, serve, page_log):
         assert chat_options == ["llama3.2:3b", "qwen3:4b", "gemma3:4b"]
         page.get_by_test_id("picker-chat").select_option("qwen3:4b")
         page.get_by_test_id("picker-embeddings").select_option("embeddinggemma:latest")
-        settings = status_after(page, page.get_by_test_id("picker-use").click)["settings"]
-        assert settings["chat_model"] == "qwen3:4b" and settings["embed_model"] == "embeddinggemma:latest"
+        page.get_by_test_id("picker-use").click()
         picker.wait_for(state="hidden")
+        settings = page.evaluate("quire._call('llmSettings')")
+        assert settings["chat_model"] == "qwen3:4b" and settings["embed_model"] == "embeddinggemma:latest"
         assert page.get_by_test_id("llm-badge").inner_text() == "Model: qwen3:4b"
+        # A status asked before the choice and answered after it does not bring the picker back.
+        page.evaluate("""async () => { const late = quire.llmStatus();
+          await quire.saveSettings({chat_model: 'gemma3:4b'}); await late; }""")
+        assert picker.is_hidden() and page.get_by_test_id("llm-badge").inner_text() == "Model: gemma3:4b"
 
 
 def test_a_server_without_cors_is_diagnosed(context, built_dist, serve, page_log):

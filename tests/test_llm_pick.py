@@ -87,6 +87,7 @@ def test_first_connection_chooses_the_only_models_of_two_servers(two):
     async def go():
         q = await engine(url=chat.url, embed_url=embed.url)
         first = await q.llm.status()
+        assert (await q.llm.status())["picked"] == first["picked"]  # said again until settings change
         await q.llm.save({"embed_model": ""})  # the person says: no embeddings
         again = await q.llm.status()
         await q.stage_text("Cells", "# Cells\nMitochondria make ATP.")

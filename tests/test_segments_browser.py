@@ -97,7 +97,8 @@ def test_old_library_migrates_vectors_return_counters_hold_and_merge_runs(playwr
     ctx = launch_profile(playwright_instance, profile)  # segments now: nothing to migrate, vectors from IndexedDB
     page, log = open_logged(ctx, url)
     assert page.evaluate("quire.status().library.save") is False
-    state = page.evaluate(PY, STATE)
+    # Keyword search answers at once; the cached vectors attach in the background.
+    state = wait_state(page, lambda s: s["dense"] == n)
     assert state["dense"] == n == state["chunks"] and state["model"] == "m-test"
     assert page.evaluate(ALL_FOUND, WORDS)
 

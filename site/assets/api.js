@@ -127,9 +127,18 @@
 
   /** llmStatus() -> the chat server's {status: connected|not_running|cors_refused|model_missing|reload_needed|unconfirmed,
    * message, fix, version, models}, embed: the same for the embedding server, settings, picked, choose */
+  // Statuses are shown in the order they were asked for: one asked before a save that answers
+  // after it would show the old settings (and bring back a picker already answered).
+  var statusAsked = 0, statusShown = 0;
+  function showStatus(seq, s) {
+    if (seq < statusShown) return;
+    statusShown = seq;
+    document.dispatchEvent(new CustomEvent('quire:llm-status', { detail: s }));
+  }
   q.llmStatus = function (model) {
+    var seq = ++statusAsked;
     return q._call('llmStatus', model === undefined ? [] : [model]).then(function (s) {
-      document.dispatchEvent(new CustomEvent('quire:llm-status', { detail: s }));
+      showStatus(seq, s);
       return s;
     });
   };
@@ -141,7 +150,7 @@
    * The page may only reach the servers chosen when it opened (Content-Security-Policy):
    * new addresses are remembered for csp.js, and the status says a reload is needed. */
   q.saveSettings = function (changes, opts) {
-    var confirm = (opts || {}).confirm || null;
+    var confirm = (opts || {}).confirm || null, seq = ++statusAsked;
     return q._call('saveLlmSettings', [changes, confirm]).then(function (status) {
       var st = status.settings;
       localStorage.setItem('quire.llm.url', st.url);
@@ -149,7 +158,7 @@
       var remote = [st.url, st.embed_url].filter(function (u) { return !QuirePrivacy.isLoopback(u); })
         .map(function (u) { return new URL(u).origin; });
       QuirePrivacy.remember({ servers: remote });
-      document.dispatchEvent(new CustomEvent('quire:llm-status', { detail: status }));
+      showStatus(seq, status);
       return status;
     });
   };

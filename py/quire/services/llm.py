@@ -74,6 +74,9 @@ class LLMService:
         # Origins the page's Content-Security-Policy lets it reach (the page says at start-up);
         # None on CPython, where nothing narrows them.
         self.admitted: set[str] | None = None
+        # What the last automatic choice of models said; every status repeats it (the page may
+        # ask twice at start-up) until the settings are saved again.
+        self.pick_note = ""
 
     # -- privacy: which servers may be contacted ------------------------------
     def allows(self, url: str) -> bool:
@@ -128,7 +131,7 @@ class LLMService:
                                        f"or use this computer's server {DEFAULTS['url']}.")
                 self.confirmed.add(origin)
         await self.store.commit([("settings", SETTINGS_KEY, merged)])
-        self.settings = merged
+        self.settings, self.pick_note = merged, ""
         return merged
 
     def _client(self, kind: str, url: str):
@@ -199,12 +202,13 @@ class LLMService:
             picked = {**self.settings["picked"], **{r: servers[r][1] for r in ("chat", "embeddings")
                                                       if ROLES[r][2] in pick.changes}}
             await self.save({**pick.changes, "picked": picked})
+            self.pick_note = pick.message
         chat = self._diagnose("chat", seen[servers["chat"]], model if model is not None else self.chat_model)
         embed = self._diagnose("embeddings", seen[servers["embeddings"]], self.embed_model)
         return {**chat, "embed": embed, "same_server": same_server(self.settings), "settings": self.settings,
                 "chat_ready": chat["status"] == "connected" and bool(self.chat_model),
                 "embed_ready": embed["status"] == "connected" and bool(self.embed_model),
-                "picked": pick.message or None, "choose": pick.choose,
+                "picked": self.pick_note or None, "choose": pick.choose,
                 "embed_prefix": self.prefix_setting if self.embed_model else None,
                 "embed_prefix_auto": {m["name"]: _auto_prefixes(m["name"]) for m in candidates(embed["models"], "embeddings")}}
 
