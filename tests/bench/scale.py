@@ -149,7 +149,8 @@ async def cpython(srcs, qs, dim: int, workdir: Path) -> dict:
     t = time.perf_counter()
     again = await Quire.open(SQLiteStore(path))
     await again.search(qs[1])
-    r["reopen_s"] = round(time.perf_counter() - t, 2)
+    await again.library.vectors_ready()
+    r["reopen_s"] = r["reopen_vectors_s"] = round(time.perf_counter() - t, 2)
     r["reopen_dense"] = again.library.index.dense.n_live
     r["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     r["trained"] = {k: v for k, v in counts.items() if k != "files"}
@@ -316,6 +317,9 @@ def browser(srcs, qs, dim: int) -> dict:
             page.evaluate("async () => { await window.quire.ready; }")
             page.evaluate(f"quire.search({qs[1]!r}).then(() => 0)")
             r["reopen_s"] = round(time.perf_counter() - t, 2)
+            # The cached vectors attach in the background: when meaning search is back too.
+            page.evaluate(run, "import quire.browser as b\nawait b._engine.library.vectors_ready()")
+            r["reopen_vectors_s"] = round(time.perf_counter() - t, 2)
             marks = page.evaluate("quire.status().marks")
             r["reopen_marks_ms"] = {k: round(v) for k, v in sorted(marks.items(), key=lambda kv: kv[1])}
             r["reopen_library_open_s"] = round((marks["library-open"] - marks["quire-imported"]) / 1000, 2)
@@ -340,6 +344,7 @@ ROWS = [
     ("embedding: index bytes written", "embed_index_written", "{:,}"),
     ("reopen to first answer", "reopen_s", "{} s"),
     ("  library open (of which)", "reopen_library_open_s", "{} s"),
+    ("  vectors attached (background)", "reopen_vectors_s", "{} s"),
     ("search p50, page API", "search_page_p50_ms", "{} ms"),
     ("search p50, Quire.search", "search_api_p50_ms", "{} ms"),
     ("search p50, Library.search", "search_library_p50_ms", "{} ms"),
