@@ -245,7 +245,7 @@ def test_the_page_refuses_to_run_without_its_privacy_lock(context, built_dist, t
 
 def test_a_damaged_asset_is_caught_by_its_checksum(context, built_dist, tmp_path, page_log):
     dist = copy_dist(built_dist, tmp_path / "dist")
-    victim = next((dist / "assets/pack/wheels").glob("pypdf-*.js"))
+    victim = next((dist / "assets/pack").rglob("pypdf-*.js"))
     body = bytearray(victim.read_bytes())
     i = len(body) // 2
     body[i] = ord("A") if body[i] != ord("A") else ord("B")

@@ -72,8 +72,9 @@ class Library(StoredIndex, Training):
         self._unsaved: list = []  # source records a repair changed (and vectors a migration moved), until save_index()
         # The stored index must be rewritten whole (old single-blob format, unreadable): these keys go.
         self._rewrite: list[str] | None = None
-        self.defer_vectors = False  # open() attaches cached vectors in the background (the tab)
+        self.defer_vectors = False  # open() leaves attaching the cached vectors for later (the tab)
         self._vectors_task = None
+        self._vectors_pending = None  # (source ids, index) whose vectors no one has read yet
 
     @classmethod
     async def open(cls, store, *, repair: str = "save", defer_vectors: bool = False, **options) -> "Library":
@@ -81,8 +82,9 @@ class Library(StoredIndex, Training):
         match the stored passages (``repair_index``); otherwise no recomputation.
         ``repair="memory"`` leaves saving the repair to ``save_index()`` (the browser
         does that once it holds the one-writer lock).  ``defer_vectors`` attaches the
-        cached vectors in the background (100k of them: 2.5 s in the tab); keyword search
-        answers meanwhile, and everything that uses them awaits ``vectors_ready()``."""
+        cached vectors for later (100k of them: 2-3 s in the tab): ``start_vectors()`` starts the
+        read, ``vectors_ready()`` starts it if needed and waits.  Keyword search answers
+        meanwhile; query vectors, the embedding status and every change wait for them."""
         saved = await store.get("settings", "library") or {}
         options.setdefault("keep_originals", saved.get("keep_originals", True))
         options.setdefault("ocr_language", saved.get("ocr_language", "auto"))

@@ -58,17 +58,25 @@ class StoredIndex:
             self._unsaved += await self._cache_puts(index)
         elif index.dense_model:
             trained = [s["id"] for s in self._sources.values() if s["status"] == "trained"]
-            if self.defer_vectors:
-                self._vectors_task = asyncio.ensure_future(self._attach_vectors(trained, index))
+            if self.defer_vectors:  # read when first needed, or when the tab is quiet (start_vectors)
+                self._vectors_task, self._vectors_pending = None, (trained, index)
             else:
                 await self._attach_vectors(trained, index)
 
+    def start_vectors(self):
+        """Start attaching the deferred cached vectors (``Library.open(defer_vectors=True)``)
+        if nothing started it yet; the task, or None when nothing is deferred."""
+        if self._vectors_pending is not None:
+            (trained, index), self._vectors_pending = self._vectors_pending, None
+            self._vectors_task = asyncio.ensure_future(self._attach_vectors(trained, index))
+        return self._vectors_task
+
     async def vectors_ready(self) -> None:
-        """Wait for vectors attached in the background (``Library.open(defer_vectors=True)``)."""
-        task, self._vectors_task = self._vectors_task, None
+        """Wait for the deferred cached vectors, starting their read if it has not started."""
+        task = self.start_vectors()
         if task is not None:
             try:
-                await task
+                await asyncio.shield(task)  # a cancelled caller does not cancel the read
             except OSError:  # the store could not be read (a full disk): they stay missing, Search says so
                 pass
 

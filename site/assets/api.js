@@ -91,8 +91,26 @@
     });
   };
 
-  q.sources = function () { return q._call('sources'); };
-  q.categories = function () { return q._call('categories'); };
+  /* Every view asks for the sources when the engine is ready and after each change: calls
+   * made while one is on its way share its answer (each caller gets its own copy). */
+  // Any other call (a change among them) or a change from another tab ends the sharing.
+  var shared = {}, baseCall = q._call;
+  q._call = function (method) {
+    if (method !== 'sources' && method !== 'categories') shared = {};
+    return baseCall.apply(this, arguments);
+  };
+  document.addEventListener('quire:library-changed', function () { shared = {}; });
+  function once(method) {
+    var p = shared[method];
+    if (!p) {
+      var mine = shared, done = function () { if (mine[method] === p) delete mine[method]; };
+      p = mine[method] = q._call(method);
+      p.then(done, done);
+    }
+    return p.then(function (v) { return typeof structuredClone === 'function' ? structuredClone(v) : JSON.parse(JSON.stringify(v)); });
+  }
+  q.sources = function () { return once('sources'); };
+  q.categories = function () { return once('categories'); };
 
   // The storage figure follows every change of what is stored (stage, Train, remove, erase, import).
   document.addEventListener('quire:library-changed', function () { if (q.refreshStorage) q.refreshStorage(); });

@@ -329,11 +329,15 @@ var QuireStore = (function () {
     },
     /* [keys, lengths, bytes]: the byte values whose keys start with prefix, packed into one
      * buffer so the engine converts one value, not one per key. */
-    prefixed: function (bucket, prefix) {
+    /* Keys from prefix on (after the key `after`, at most `limit` of them when given) and
+     * their byte values packed into one buffer. */
+    prefixed: function (bucket, prefix, after, limit) {
       return libTx([bucket], 'readonly', function (t) {
         var s = t.objectStore(bucket);
-        var range = IDBKeyRange.bound(prefix, prefix + '\uffff');
-        return Promise.all([request(s.getAllKeys(range)), request(s.getAll(range))]).then(function (kv) {
+        var range = after ? IDBKeyRange.bound(after, prefix + '\uffff', true, false)
+          : IDBKeyRange.bound(prefix, prefix + '\uffff');
+        var count = limit || undefined;
+        return Promise.all([request(s.getAllKeys(range, count)), request(s.getAll(range, count))]).then(function (kv) {
           var keys = [], lengths = [], parts = [], total = 0;
           kv[1].forEach(function (v, i) {
             if (!v || v.byteLength == null) return;
@@ -342,7 +346,7 @@ var QuireStore = (function () {
           });
           var out = new Uint8Array(total), at = 0;
           parts.forEach(function (p) { out.set(p, at); at += p.byteLength; });
-          return [keys, Int32Array.from(lengths), out];
+          return [keys, Int32Array.from(lengths), out, kv[0].length ? kv[0][kv[0].length - 1] : null];
         });
       });
     },

@@ -10,7 +10,32 @@
   var config = null;
   var booted = null;
   var background = null;
-  var libraries = null;  // the wheels installed after ready; engine calls wait for them
+  var libraries = null;  // the wheels installed after ready; engine calls wait for them (but QUICK ones)
+
+  /* What comes after ready (the other wheels, the services, the cached vectors, every
+   * passage, scipy and scikit-learn: about 10 s of this thread at 100k passages) waits until
+   * no page call has run for QUIET ms, so the first search after opening does not queue
+   * behind it.  A call that needs any of it starts that part itself. */
+  var QUIET = 300;
+  var inFlight = 0, lastCall = 0;
+  function quiet() {
+    return new Promise(function (resolve) {
+      (function check() {
+        var wait = inFlight ? QUIET : lastCall + QUIET - performance.now();
+        if (wait <= 0) resolve(); else setTimeout(check, wait);
+      })();
+    });
+  }
+  // Read-only calls that need none of the wheels installed after ready (pypdf, fsrs).
+  var QUICK = { search: 1, passage: 1, sources: 1, categories: 1, chunks: 1, usage: 1, librarySettings: 1,
+    llmSettings: 1, llmStatus: 1, embeddingStatus: 1, storageWatch: 1 };
+  function needLibraries() {
+    if (!libraries) {
+      libraries = installLazyWheels();
+      libraries.catch(function (err) { post(describe(err, 'libraries')); });
+    }
+    return libraries;
+  }
 
   function post(msg) { self.postMessage(msg); }
 
@@ -73,15 +98,14 @@
         'json.dumps({"python": sys.version.split()[0], "numpy": numpy.__version__, "quire": quire.__version__,\n' +
         '            "dense_kernel": kernels.backend()})');
       writes = JSON.parse(pyodide.runPython('import quire.browser\nquire.browser.writes_json()'));
-      libraries = installLazyWheels();
-      libraries.catch(function (err) { post(describe(err, 'libraries')); });
       stage('ready', { versions: JSON.parse(versions), pyodide: pyodide.version, library: library });
-      background = libraries.then(loadLazy);
+      var afterReady = quiet().then(needLibraries);
+      background = afterReady.then(loadLazy);
       // An index that did not match the stored passages was repaired in memory; save it
       // once this tab holds the writer lock.
       // So is an index in the old single-blob format, rewritten as segments.
       if (library && ((library.repaired && library.repaired.length) || library.save)) {
-        libraries.then(function () { return methods.py('repairIndex', '[]', null, 0); })
+        afterReady.then(function () { return methods.py('repairIndex', '[]', null, 0); })
           .catch(function (err) { logWarning('The repaired search index was not saved: ' + err.message); });
       }
       if (library && library.merge) mergeSoon();
@@ -207,6 +231,11 @@
     } catch (err) {
       logError('services did not load: ' + err.message);
     }
+    await quiet();
+    pyodide.runPythonAsync('import quire.browser\nawait quire.browser.background()').then(function () {
+      mark('passages-read');
+    }, function (err) { logWarning('Reading the library into memory stopped: ' + err.message); });
+    await quiet();
     try {
       stage('sklearn-loading');
       await pyodide.loadPackage(config.lazyPackages, LOAD_OPTIONS);
@@ -338,13 +367,16 @@
     },
     waitForLazy: function () { return background; },
     py: async function (name, argsJson, payload, id) {
-      await libraries;
+      if (!QUICK[name]) await needLibraries();
       var run = function () { return dispatch(name, argsJson, payload, id); };
       return writes[name] ? write(name, id, run) : run();
     },
   };
 
   async function call(msg) {
+    // A call that waits for the work after ready must not hold that work back.
+    var counted = msg.method !== 'waitForLazy';
+    if (counted) inFlight++;
     try {
       await booted;
       var fn = methods[msg.method];
@@ -355,6 +387,8 @@
     } catch (err) {
       post({ type: 'result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind,
         detail: err && err.detail });
+    } finally {
+      if (counted) { inFlight--; lastCall = performance.now(); }
     }
   }
 

@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer  # noqa: E402
+from bench.in_browser import fresh_dist  # noqa: E402
 
 TARGETS = {"shell": 0.5, "engine_cold": 3.5, "engine_warm": 3.0, "bundle_mb": 45}
 
@@ -101,8 +101,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "tests/bench/results/boot.json")
     args = parser.parse_args()
-    if not (args.dist / "index.html").exists():
-        subprocess.run([sys.executable, str(ROOT / "build.py"), "--dist", str(args.dist)], check=True)
+    fresh_dist(args.dist)
     started = time.time()
     raw = measure(args.dist, args.runs)
     table = summarise(raw)

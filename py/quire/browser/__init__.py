@@ -95,15 +95,22 @@ async def start() -> dict:
     _engine = await Quire.open(store, transport=FetchTransport(), probe=probe, repair="memory",
                                origin=str(js.self.origin), platform=_platform(), warm=False, defer_vectors=True)
     _engine.library.recognise = recognise
-    # Every passage into memory after ready (100k passages: about 7 s): searches read what they
-    # hit meanwhile, and the tab's copy is what it saves again if the browser deletes its data.
-    asyncio.ensure_future(_warm(_engine.library))
     lib = _engine.library
     return {"sources": len(_engine.sources()), "repaired": lib.repaired, "save": lib.needs_save, "merge": lib.merge_due}
 
 
+async def background() -> None:
+    """What the tab reads once it is quiet after ready (engine/worker.js waits for that):
+    the cached vectors (100k: 2-3 s), then every passage (100k: about 8 s).  Searches read
+    what they hit meanwhile, a call that needs the vectors starts their read itself, and the
+    tab's copy of the passages is what it saves again if the browser deletes its data."""
+    if _engine is not None:
+        await _warm(_engine.library)
+
+
 async def _warm(library) -> None:
     try:
+        await library.vectors_ready()
         await library.load_chunks()
     except Exception as exc:  # a full disk or a closed connection: searches read what they need
         js.console.warn(f"Quire: reading every passage into memory stopped: {exc}")

@@ -17,6 +17,7 @@ from quire.store import SPARE, StoreError, StoreFullError
 
 # Writes larger than this ask for room first (store.js room()).
 CHECK_ABOVE = 1_000_000
+PREFIXED_PAGE = 8192  # values per read of prefixed(): 8k vectors of 384 dimensions are 12 MB
 MIRRORED = ("chats", "study", "progress", "settings")  # small JSON buckets kept in memory too (IDBStore.mirror)
 GENERATION_KEY = "library_generation"  # in "settings": changes with every library write
 
@@ -89,17 +90,23 @@ class IDBStore:
     async def keys(self, bucket):
         return [str(k) for k in await self._read(js.QuireStore.library.keys(bucket))]
 
-    async def prefixed(self, bucket, prefix):
-        """Keys from ``prefix`` on and their byte values, in one crossing: store.js packs them
-        into one buffer (a model's 100k vectors as 100k JS values took seconds to convert)."""
-        keys, lengths, packed = await self._read(js.QuireStore.library.prefixed(bucket, prefix))
-        keys, lengths = [str(k) for k in keys], lengths.to_py()
-        data = memoryview(packed.to_py())
-        out, at = {}, 0
-        for key, n in zip(keys, lengths):
-            out[key] = data[at:at + n]
-            at += n
-        return out
+    async def prefixed(self, bucket, prefix, page: int = PREFIXED_PAGE):
+        """Keys from ``prefix`` on and their byte values.  store.js packs each page of them
+        into one buffer (a model's 100k vectors as 100k JS values took seconds to convert);
+        pages of ``page`` values keep the thread free for a search between them."""
+        out, after = {}, None
+        while True:
+            keys, lengths, packed, last = await self._read(
+                js.QuireStore.library.prefixed(bucket, prefix, after, page))
+            keys, lengths = [str(k) for k in keys], lengths.to_py()
+            data = memoryview(packed.to_py())
+            at = 0
+            for key, n in zip(keys, lengths):
+                out[key] = data[at:at + n]
+                at += n
+            if last is None or not page:
+                return out
+            after = str(last)
 
     async def _check_room(self, needed: int) -> None:
         """Refuse a large write that will not fit, before IndexedDB sees it: a write that fails

@@ -105,7 +105,40 @@
   var LANG = { en: t('English'), de: t('German'), other: t('Other') };
   var KIND = { pdf: 'PDF', docx: 'Word', pptx: 'PowerPoint', xlsx: 'Excel', csv: 'CSV', markdown: 'Markdown', html: 'HTML', epub: 'EPUB', text: t('Text') };
 
+  var ROW_BATCH = 150, renderToken = 0;
+
+  function sourceRow(s, COLS) {
+    var cat = h('input', { type: 'text', value: s.category || '', list: 'quire-categories', 'aria-label': t('Category of {name}', { name: s.name }), class: 'cat', disabled: s.status === 'failed',
+      onchange: function () { q.setCategory(s.id, cat.value).then(refresh, function (e) { QuireUI.toast(e.message, 'error'); }); } });
+    var lang = h('select', { class: 'lang', testid: 'source-language', 'aria-label': t('Language of {name}', { name: s.name }), disabled: s.status !== 'trained',
+      onchange: function () { q.setLanguage(s.id, lang.value).then(function () { QuireUI.toast(t('{name} is now read as {language}.', { name: s.name, language: LANG[lang.value] })); refresh(); }, function (e) { QuireUI.toast(e.message, 'error'); }); } },
+      Object.keys(LANG).map(function (k) { return h('option', { value: k }, LANG[k]); }));
+    lang.value = s.language || 'other';
+    var error = QuireI18n.engine(s.error);
+    var status = s.status === 'failed' ? h('span', { class: 'status failed', title: error }, t('failed: {error}', { error: error }))
+      : h('span', { class: 'status ' + s.status }, (STATUS[s.status] || s.status) + ocrNote(s));
+    return h('tr', { testid: 'source-row', dataset: { id: s.id, status: s.status, name: s.name } },
+      h('td', { class: 'name', 'data-label': COLS[0] },
+        h('span', { class: 'name-text', title: s.name, tabindex: '0', testid: 'source-name' }, s.name),
+        s.warnings && s.warnings.length ? h('div', { class: 'muted small' }, s.warnings.map(QuireI18n.engine).join(' · ')) : null),
+      h('td', { class: 'kind', 'data-label': COLS[1] }, (KIND[s.kind] || s.kind || '—') + ' · ', h('span', { class: 'nowrap', testid: 'source-size' }, QuireUI.bytes(s.size))),
+      h('td', { testid: 'source-parts', 'data-label': COLS[2] }, s.status === 'trained' ? units(s) : '—'),
+      h('td', { class: 'num', testid: 'source-chunks', 'data-label': COLS[3] }, s.status === 'trained' ? QuireI18n.number(s.chunks) : '—'),
+      h('td', { 'data-label': COLS[4] }, cat),
+      h('td', { 'data-label': COLS[5] }, lang),
+      h('td', { testid: 'source-status', 'data-label': COLS[6] }, status),
+      h('td', { class: 'muted date', 'data-label': COLS[7], title: QuireUI.date(s.added), testid: 'source-added' }, QuireUI.shortDate(s.added)),
+      h('td', { class: 'row-actions' },
+        s.kind === 'pdf' && s.status === 'trained' && q.ocrAvailable() ? h('button', { type: 'button', class: 'icon', testid: 'force-ocr', title: t('Read every page with OCR (for a bad text layer)'),
+          'aria-label': t('Read every page of {name} with OCR', { name: s.name }), onclick: function () {
+            q.setForceOcr(s.id, true).then(function () { QuireUI.toast(t('{name} will be read with OCR on the next Train.', { name: s.name })); }, function (e) { QuireUI.toast(e.message, 'error'); });
+          } }, t('OCR')) : null,
+        h('button', { type: 'button', class: 'icon', testid: 'remove-source', 'aria-label': t('Remove {name}', { name: s.name }), title: t('Remove'),
+        onclick: function () { remove(s); } }, QuireIcons.svg('close'))));
+  }
+
   function render(sources, categories) {
+    var token = ++renderToken;  // a newer render stops this one's remaining batches
     QuireUI.clear(datalist);
     categories.forEach(function (c) { datalist.appendChild(h('option', { value: c })); });
     var pending = sources.filter(function (s) { return s.status === 'staged'; }).length;
@@ -120,43 +153,28 @@
       list.appendChild(h('p', { class: 'empty', testid: 'library-empty' }, t('Nothing here yet. Add documents above; Quire keeps them in this browser only.')));
       return;
     }
-    showSample(sources);
     // On a phone each row becomes a stacked card; data-label names each cell there (quire.css).
     var COLS = [t('Name'), t('File'), t('Parts'), t('Passages'), t('Category'), t('Language'), t('Status'), t('Added'), t('Actions')];
     var table = h('table', { class: 'sources library-table', testid: 'source-table' },
       h('thead', null, h('tr', null, COLS.map(function (c, i) { return h('th', { scope: 'col', class: i === COLS.length - 1 ? 'visually-hidden-th' : null }, c); }))));
     var body = h('tbody');
-    sources.forEach(function (s) {
-      var cat = h('input', { type: 'text', value: s.category || '', list: 'quire-categories', 'aria-label': t('Category of {name}', { name: s.name }), class: 'cat', disabled: s.status === 'failed',
-        onchange: function () { q.setCategory(s.id, cat.value).then(refresh, function (e) { QuireUI.toast(e.message, 'error'); }); } });
-      var lang = h('select', { class: 'lang', testid: 'source-language', 'aria-label': t('Language of {name}', { name: s.name }), disabled: s.status !== 'trained',
-        onchange: function () { q.setLanguage(s.id, lang.value).then(function () { QuireUI.toast(t('{name} is now read as {language}.', { name: s.name, language: LANG[lang.value] })); refresh(); }, function (e) { QuireUI.toast(e.message, 'error'); }); } },
-        Object.keys(LANG).map(function (k) { return h('option', { value: k }, LANG[k]); }));
-      lang.value = s.language || 'other';
-      var error = QuireI18n.engine(s.error);
-      var status = s.status === 'failed' ? h('span', { class: 'status failed', title: error }, t('failed: {error}', { error: error }))
-        : h('span', { class: 'status ' + s.status }, (STATUS[s.status] || s.status) + ocrNote(s));
-      body.appendChild(h('tr', { testid: 'source-row', dataset: { id: s.id, status: s.status, name: s.name } },
-        h('td', { class: 'name', 'data-label': COLS[0] },
-          h('span', { class: 'name-text', title: s.name, tabindex: '0', testid: 'source-name' }, s.name),
-          s.warnings && s.warnings.length ? h('div', { class: 'muted small' }, s.warnings.map(QuireI18n.engine).join(' · ')) : null),
-        h('td', { class: 'kind', 'data-label': COLS[1] }, (KIND[s.kind] || s.kind || '—') + ' · ', h('span', { class: 'nowrap', testid: 'source-size' }, QuireUI.bytes(s.size))),
-        h('td', { testid: 'source-parts', 'data-label': COLS[2] }, s.status === 'trained' ? units(s) : '—'),
-        h('td', { class: 'num', testid: 'source-chunks', 'data-label': COLS[3] }, s.status === 'trained' ? QuireI18n.number(s.chunks) : '—'),
-        h('td', { 'data-label': COLS[4] }, cat),
-        h('td', { 'data-label': COLS[5] }, lang),
-        h('td', { testid: 'source-status', 'data-label': COLS[6] }, status),
-        h('td', { class: 'muted date', 'data-label': COLS[7], title: QuireUI.date(s.added), testid: 'source-added' }, QuireUI.shortDate(s.added)),
-        h('td', { class: 'row-actions' },
-          s.kind === 'pdf' && s.status === 'trained' && q.ocrAvailable() ? h('button', { type: 'button', class: 'icon', testid: 'force-ocr', title: t('Read every page with OCR (for a bad text layer)'),
-            'aria-label': t('Read every page of {name} with OCR', { name: s.name }), onclick: function () {
-              q.setForceOcr(s.id, true).then(function () { QuireUI.toast(t('{name} will be read with OCR on the next Train.', { name: s.name })); }, function (e) { QuireUI.toast(e.message, 'error'); });
-            } }, t('OCR')) : null,
-          h('button', { type: 'button', class: 'icon', testid: 'remove-source', 'aria-label': t('Remove {name}', { name: s.name }), title: t('Remove'),
-          onclick: function () { remove(s); } }, QuireIcons.svg('close')))));
-    });
     table.appendChild(body);
     list.appendChild(table);
+    // A thousand rows at once froze the page for seconds: the first ones now, the rest in
+    // batches between the page's other work (the list is aria-busy until all are in).
+    (function more(from) {
+      if (token !== renderToken) return;
+      var rows = document.createDocumentFragment();
+      sources.slice(from, from + ROW_BATCH).forEach(function (s) { rows.appendChild(sourceRow(s, COLS)); });
+      body.appendChild(rows);
+      if (from + ROW_BATCH < sources.length) {
+        list.setAttribute('aria-busy', 'true');
+        setTimeout(function () { more(from + ROW_BATCH); }, 0);
+      } else {
+        list.removeAttribute('aria-busy');
+        showSample(sources);
+      }
+    })(0);
   }
 
   /* While the sample library is in, its card suggests what to try, and its rows say "Sample". */
