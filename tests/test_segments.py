@@ -414,6 +414,8 @@ def test_deferred_vectors_let_keyword_search_answer_first_and_every_change_waits
             before = lib.index.dense.n_live
             hits = await lib.find("marker1")  # no query vector: no wait
             during = lib.index.dense.n_live
+            assert lib._vectors_task is None  # not even started: the tab starts it once quiet
+            assert lib.start_vectors() is lib.start_vectors() is not None  # started once
             await lib.set_category((await lib.find("marker3"))[0]["source_id"], "Rocks")  # a change waits
             return n, before, during, hits, lib.index.dense.n_live
 

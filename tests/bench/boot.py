@@ -42,12 +42,13 @@ def bundle_bytes(dist: Path) -> dict:
     bundle = json.loads((dist / "assets/bundle.js").read_text().removeprefix("self.QUIRE_BUNDLE = ").rstrip().rstrip(";"))
     manifest = json.loads((dist / "manifest.json").read_text())
     packs = {a["src"]: a["group"] for a in bundle["assets"].values()}
-    on_disk = {"boot": 0, "lazy": 0, "engine": 0, "page": 0, "ocr": 0}
+    on_disk = {"boot": 0, "lazy": 0, "engine": 0, "page": 0, "ocr": 0, "voice": 0}
     for name, entry in manifest["files"].items():
         on_disk[packs.get(name, "page")] += entry["size"]
     return {"dist_total": manifest["total_bytes"], "before_ready": on_disk["boot"] + on_disk["engine"] + on_disk["page"],
-            "background": on_disk["lazy"], "ocr_on_demand": on_disk["ocr"],
-            "without_ocr": manifest["total_bytes"] - on_disk["ocr"]}
+            "background": on_disk["lazy"], "ocr_on_demand": on_disk["ocr"], "voice_on_demand": on_disk["voice"],
+            "without_ocr": manifest["total_bytes"] - on_disk["ocr"],
+            "without_ocr_and_voice": manifest["total_bytes"] - on_disk["ocr"] - on_disk["voice"]}
 
 
 def measure(dist: Path, runs: int) -> dict:
@@ -112,8 +113,10 @@ def main() -> int:
         print(f"{mode:<11} {cells[0]:>7} {cells[1]:>8} {cells[2]:>7} {cells[3]:>7} {cells[4]:>8}")
     print(f"bundle: {sizes['dist_total'] / 1e6:.1f} MB in dist/, the same in every mode (one boot path): "
           f"{sizes['before_ready'] / 1e6:.1f} MB read before ready, {sizes['background'] / 1e6:.1f} MB in the background, "
-          f"{sizes['ocr_on_demand'] / 1e6:.1f} MB of OCR only when a scan needs it "
-          f"({sizes['without_ocr'] / 1e6:.1f} MB built with --no-ocr)")
+          f"{sizes['ocr_on_demand'] / 1e6:.1f} MB of OCR only when a scan needs it, "
+          f"{sizes['voice_on_demand'] / 1e6:.1f} MB of voice only when the microphone is used "
+          f"({sizes['without_ocr'] / 1e6:.1f} MB built with --no-ocr, "
+          f"{sizes['without_ocr_and_voice'] / 1e6:.1f} MB without OCR and voice)")
     print(f"targets: shell < {TARGETS['shell']} s, engine (quire ready) < {TARGETS['engine_cold']} s cold and "
           f"< {TARGETS['engine_warm']} s warm, bundle < {TARGETS['bundle_mb']} MB")
     report = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
