@@ -140,6 +140,8 @@ def test_several_models_bring_a_picker(context, built_dist, serve, page_log):
         assert chat_options == ["llama3.2:3b", "qwen3:4b", "gemma3:4b"]
         page.get_by_test_id("picker-chat").select_option("qwen3:4b")
         page.get_by_test_id("picker-embeddings").select_option("embeddinggemma:latest")
+        page.evaluate("quire.llmStatus().then(() => 0)")  # a status while choosing keeps the choice
+        assert page.get_by_test_id("picker-chat").input_value() == "qwen3:4b"
         page.get_by_test_id("picker-use").click()
         picker.wait_for(state="hidden")
         settings = page.evaluate("quire._call('llmSettings')")

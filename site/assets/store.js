@@ -33,12 +33,12 @@ var QuireStore = (function () {
   var FULL = /QuotaExceeded|NO_SPACE|No space left|ENOSPC|disk is full|Failed to write blobs/i;
   // What reopening says while the disk is full (it can also mean a damaged profile).
   var NO_OPEN = /Internal error opening backing store/i;
-  function translate(err, what) {
+  function translate(err, what, full) {
     if (!err || err.name === 'QuireStoreFull' || err.name === 'QuireStoreError') return err;
     var raw = (err.name ? err.name + ': ' : '') + (err.message || String(err));
     var out;
     // After a write failed on a full disk (torn), an open's "Internal error" is that disk too.
-    if (FULL.test(raw) || NO_OPEN.test(raw) || (torn && /^UnknownError: Internal error/.test(raw))) {
+    if (full || FULL.test(raw) || NO_OPEN.test(raw) || (torn && /^UnknownError: Internal error/.test(raw))) {
       out = new Error('The disk is full: the browser could not ' + what + ' (' + raw + ')');
       out.name = 'QuireStoreFull';
     } else {
@@ -79,6 +79,16 @@ var QuireStore = (function () {
   function tearing(err) {
     var raw = String(err && err.name) + ': ' + String(err && err.message);
     return FULL.test(raw) || NO_OPEN.test(raw) || /IO ?error|UnknownError/i.test(raw);
+  }
+
+  /* A failed write, translated.  Chromium does not always say a full disk is full (a write
+   * can fail with just "UnknownError: Unknown error"): an I/O-ish failure is then asked
+   * about of room(), and called full when there is no room for 1 MB. */
+  function writeFailed(err, what) {
+    var out = translate(err, what);
+    if (out.name === 'QuireStoreFull' || !tearing(err)) return Promise.resolve(out);
+    return room(1 << 20).then(function (ok) { return ok === false ? translate(err, what, true) : out; },
+      function () { return out; });
   }
 
   /* Is there room for n bytes?  Asked of the origin private file system, which keeps its
@@ -232,8 +242,9 @@ var QuireStore = (function () {
         Promise.resolve(fn(t)).then(function (r) { result = r; }, function (err) { try { t.abort(); } catch (e) {} reject(translate(err, what)); });
         t.oncomplete = function () { resolve(result); };
         t.onerror = function () {
-          if (mode === 'readwrite' && tearing(t.error)) setTorn(true);
-          reject(translate(t.error, what));
+          if (mode !== 'readwrite') { reject(translate(t.error, what)); return; }
+          if (tearing(t.error)) setTorn(true);
+          writeFailed(t.error, what).then(reject);
         };
         t.onabort = function () {
           // A read cut short because another write's I/O error closed the connection: read again.
@@ -242,8 +253,10 @@ var QuireStore = (function () {
             resolve(run(conn, stores, mode, fn, what, true));
             return;
           }
-          if (mode === 'readwrite' && tearing(t.error)) setTorn(true);
-          reject(translate(t.error || new Error('storage transaction aborted'), what));
+          var err = t.error || new Error('storage transaction aborted');
+          if (mode !== 'readwrite') { reject(translate(err, what)); return; }
+          if (tearing(err)) setTorn(true);
+          writeFailed(err, what).then(reject);
         };
       });
     });
@@ -327,10 +340,9 @@ var QuireStore = (function () {
     keys: function (bucket) {
       return libTx([bucket], 'readonly', function (t) { return request(t.objectStore(bucket).getAllKeys()); });
     },
-    /* [keys, lengths, bytes]: the byte values whose keys start with prefix, packed into one
-     * buffer so the engine converts one value, not one per key. */
-    /* Keys from prefix on (after the key `after`, at most `limit` of them when given) and
-     * their byte values packed into one buffer. */
+    /* [keys, lengths, bytes, last key]: the byte values whose keys start with prefix (after
+     * the key `after`, at most `limit` of them when given), packed into one buffer so the
+     * engine converts one value, not one per key. */
     prefixed: function (bucket, prefix, after, limit) {
       return libTx([bucket], 'readonly', function (t) {
         var s = t.objectStore(bucket);

@@ -12,20 +12,6 @@
   var background = null;
   var libraries = null;  // the wheels installed after ready; engine calls wait for them (but QUICK ones)
 
-  /* What comes after ready (the other wheels, the services, the cached vectors, every
-   * passage, scipy and scikit-learn: about 10 s of this thread at 100k passages) waits until
-   * no page call has run for QUIET ms, so the first search after opening does not queue
-   * behind it.  A call that needs any of it starts that part itself. */
-  var QUIET = 300;
-  var inFlight = 0, lastCall = 0;
-  function quiet() {
-    return new Promise(function (resolve) {
-      (function check() {
-        var wait = inFlight ? QUIET : lastCall + QUIET - performance.now();
-        if (wait <= 0) resolve(); else setTimeout(check, wait);
-      })();
-    });
-  }
   // Read-only calls that need none of the wheels installed after ready (pypdf, fsrs).
   var QUICK = { search: 1, passage: 1, sources: 1, categories: 1, chunks: 1, usage: 1, librarySettings: 1,
     llmSettings: 1, llmStatus: 1, embeddingStatus: 1, storageWatch: 1 };
@@ -99,7 +85,7 @@
         '            "dense_kernel": kernels.backend()})');
       writes = JSON.parse(pyodide.runPython('import quire.browser\nquire.browser.writes_json()'));
       stage('ready', { versions: JSON.parse(versions), pyodide: pyodide.version, library: library });
-      var afterReady = quiet().then(needLibraries);
+      var afterReady = QuireQuiet.quiet().then(needLibraries);
       background = afterReady.then(loadLazy);
       // An index that did not match the stored passages was repaired in memory; save it
       // once this tab holds the writer lock.
@@ -231,11 +217,11 @@
     } catch (err) {
       logError('services did not load: ' + err.message);
     }
-    await quiet();
+    await QuireQuiet.quiet();
     pyodide.runPythonAsync('import quire.browser\nawait quire.browser.background()').then(function () {
       mark('passages-read');
     }, function (err) { logWarning('Reading the library into memory stopped: ' + err.message); });
-    await quiet();
+    await QuireQuiet.quiet();
     try {
       stage('sklearn-loading');
       await pyodide.loadPackage(config.lazyPackages, LOAD_OPTIONS);
@@ -376,7 +362,7 @@
   async function call(msg) {
     // A call that waits for the work after ready must not hold that work back.
     var counted = msg.method !== 'waitForLazy';
-    if (counted) inFlight++;
+    if (counted) QuireQuiet.begin();
     try {
       await booted;
       var fn = methods[msg.method];
@@ -388,7 +374,7 @@
       post({ type: 'result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind,
         detail: err && err.detail });
     } finally {
-      if (counted) { inFlight--; lastCall = performance.now(); }
+      if (counted) QuireQuiet.end();
     }
   }
 

@@ -309,7 +309,10 @@
     if (!roles.length) return;
     var selects = {};
     roles.forEach(function (role) {
+      // A status that arrives while the person is choosing keeps what they picked.
+      var before = pickBox.querySelector('[data-testid="picker-' + role + '"]');
       selects[role] = h('select', { testid: 'picker-' + role }, s.choose[role].map(function (n) { return h('option', { value: n }, n); }));
+      if (before && s.choose[role].indexOf(before.value) >= 0) selects[role].value = before.value;
     });
     QuireUI.fill(pickBox,
       h('p', null, h('strong', null, t('Choose your models.')), ' ', roles.length > 1
