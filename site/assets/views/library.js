@@ -172,14 +172,15 @@
         setTimeout(function () { more(from + ROW_BATCH); }, 0);
       } else {
         list.removeAttribute('aria-busy');
-        showSample(sources);
+        showSample(sources, token);
       }
     })(0);
   }
 
   /* While the sample library is in, its card suggests what to try, and its rows say "Sample". */
-  function showSample(sources) {
+  function showSample(sources, token) {
     QuireWelcome.sampleCard(sources).then(function (sample) {
+      if (token !== renderToken) return;  // a newer render (the sample removed, say) owns the card now
       if (!sample) { QuireUI.clear(welcomeBox); return; }
       QuireUI.fill(welcomeBox, sample.card);
       list.querySelectorAll('[data-testid="source-row"]').forEach(function (row) {
@@ -187,7 +188,7 @@
           row.querySelector('.name').prepend(h('span', { class: 'badge sample-tag', testid: 'sample-tag' }, t('Sample')), ' ');
         }
       });
-    }, function () { QuireUI.clear(welcomeBox); });
+    }, function () { if (token === renderToken) QuireUI.clear(welcomeBox); });
   }
 
   function remove(s) {
