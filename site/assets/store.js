@@ -239,7 +239,12 @@ var QuireStore = (function () {
       }
       return new Promise(function (resolve, reject) {
         var result;
-        Promise.resolve(fn(t)).then(function (r) { result = r; }, function (err) { try { t.abort(); } catch (e) {} reject(translate(err, what)); });
+        Promise.resolve(fn(t)).then(function (r) { result = r; }, function (err) {
+          try { t.abort(); } catch (e) {}
+          if (mode !== 'readwrite') { reject(translate(err, what)); return; }
+          if (tearing(err)) setTorn(true);
+          writeFailed(err, what).then(reject);  // a request's own error (the disk) can come first
+        });
         t.oncomplete = function () { resolve(result); };
         t.onerror = function () {
           if (mode !== 'readwrite') { reject(translate(t.error, what)); return; }
