@@ -34,7 +34,8 @@ var QuireStore = (function () {
   // What reopening says while the disk is full (it can also mean a damaged profile).
   var NO_OPEN = /Internal error opening backing store/i;
   function translate(err, what, full) {
-    if (!err || err.name === 'QuireStoreFull' || err.name === 'QuireStoreError') return err;
+    if (!err) err = new Error('storage transaction aborted');
+    if (err.name === 'QuireStoreFull' || err.name === 'QuireStoreError') return err;
     var raw = (err.name ? err.name + ': ' : '') + (err.message || String(err));
     var out;
     // After a write failed on a full disk (torn), an open's "Internal error" is that disk too.
@@ -101,16 +102,44 @@ var QuireStore = (function () {
   function room(n) {
     var s = typeof navigator !== 'undefined' && navigator.storage;
     if (!s || !s.getDirectory) return Promise.resolve(null);
-    var probe = s.getDirectory().then(function (dir) {
-      var drop = function () { return dir.removeEntry(ROOM_FILE).catch(function () {}); };
-      return dir.getFileHandle(ROOM_FILE, { create: true })
-        .then(function (file) { return file.createWritable(); })
-        .then(function (w) { return w.write(new Uint8Array(n)).then(function () { return w.close(); }); })
-        .then(function () { return drop().then(function () { return true; }); },
-          function (err) { return drop().then(function () { return err && err.name === 'QuotaExceededError' ? false : null; }); });
-    }, function () { return null; });
+    var probe = probeFile().then(function (file) {
+      // In a worker: written in place (no swap file, so nothing new to create on the disk).
+      if (file.createSyncAccessHandle) {
+        return file.createSyncAccessHandle().then(function (h) {
+          try {
+            var wrote = h.write(new Uint8Array(n), { at: 0 });
+            h.flush();
+            return wrote === n;
+          } finally {
+            try { h.truncate(0); h.close(); } catch (e) { /* closed with the worker */ }
+          }
+        });
+      }
+      // In the page: into the writable's swap file, emptied again before it replaces the file.
+      return file.createWritable().then(function (w) {
+        return w.write(new Uint8Array(n)).then(function () { return w.truncate(0); }, function (err) {
+          return w.abort().then(function () { throw err; }, function () { throw err; });
+        }).then(function () { return w.close(); }).then(function () { return true; });
+      });
+    }).then(null, function (err) {
+      return err && err.name === 'QuotaExceededError' ? false : null;
+    });
     return Promise.race([probe, new Promise(function (resolve) { setTimeout(resolve, ROOM_WAIT, null); })]);
   }
+  // The probe's file is made once, while there is room, and kept empty: making a file is a
+  // write of its own (the file system's directory), and on a full disk that fails with an
+  // InvalidStateError that cannot tell a full disk from anything else.
+  var roomFile = null;
+  function probeFile() {
+    var s = typeof navigator !== 'undefined' && navigator.storage;
+    if (!s || !s.getDirectory) return Promise.reject(new Error('no origin file system'));
+    if (!roomFile) {
+      roomFile = s.getDirectory().then(function (dir) { return dir.getFileHandle(ROOM_FILE, { create: true }); });
+      roomFile.catch(function () { roomFile = null; });
+    }
+    return roomFile;
+  }
+  probeFile().catch(function () { /* file://, or no room now: room() asks again */ });
   function stillFull(what) {
     var err = new Error('The disk is full: the browser could not ' + what + ' (there is still no room on the disk)');
     err.name = 'QuireStoreFull';
@@ -239,17 +268,23 @@ var QuireStore = (function () {
       }
       return new Promise(function (resolve, reject) {
         var result;
-        Promise.resolve(fn(t)).then(function (r) { result = r; }, function (err) {
-          try { t.abort(); } catch (e) {}
-          if (mode !== 'readwrite') { reject(translate(err, what)); return; }
-          if (tearing(err)) setTorn(true);
-          writeFailed(err, what).then(reject);  // a request's own error (the disk) can come first
+        // The first real failure seen.  A request's error event reaches t.onerror while
+        // t.error is still null (the abort, with that error, follows), and a transaction this
+        // code aborts itself has no t.error at all: the abort reports this cause instead.
+        var cause = null, failed = false, body;
+        // A request refused at once (a value that cannot be stored) throws here: the
+        // transaction is aborted then too, so the writes before it do not land either.
+        try { body = Promise.resolve(fn(t)); } catch (err) { body = Promise.reject(err); }
+        body.then(function (r) { result = r; }, function (err) {
+          failed = true;
+          if (err && err.name !== 'AbortError') cause = cause || err;
+          else if (!cause) cause = err;
+          try { t.abort(); } catch (e) { /* finished already: oncomplete or onabort answers */ }
         });
-        t.oncomplete = function () { resolve(result); };
-        t.onerror = function () {
-          if (mode !== 'readwrite') { reject(translate(t.error, what)); return; }
-          if (tearing(t.error)) setTorn(true);
-          writeFailed(t.error, what).then(reject);
+        t.oncomplete = function () { if (failed) reject(translate(cause, what)); else resolve(result); };
+        t.onerror = function (e) {
+          var err = e && e.target && e.target.error;
+          if (err && (!cause || cause.name === 'AbortError')) cause = err;
         };
         t.onabort = function () {
           // A read cut short because another write's I/O error closed the connection: read again.
@@ -258,7 +293,9 @@ var QuireStore = (function () {
             resolve(run(conn, stores, mode, fn, what, true));
             return;
           }
-          var err = t.error || new Error('storage transaction aborted');
+          // An abort's own error says little ("AbortError"); a request's, or the code's, says why.
+          var err = t.error && t.error.name !== 'AbortError' ? t.error : cause && cause.name !== 'AbortError' ? cause
+            : t.error || cause || new Error('storage transaction aborted');
           if (mode !== 'readwrite') { reject(translate(err, what)); return; }
           if (tearing(err)) setTorn(true);
           writeFailed(err, what).then(reject);
