@@ -1,0 +1,127 @@
+"""Chromium killed (SIGKILL, no chance to close anything) in the middle of a 30-file Train,
+at seven moments: while reading the first files, after the last one was read, while the
+index is built, three times while it is being saved, and right after Train said it was done.
+
+Train commits everything in one IndexedDB transaction, so after each restart the library
+is exactly as it was before that Train (all 30 still staged, none findable) or exactly as
+after it (all 30 trained and findable), never in between; everything trained earlier is
+still findable, and the next Train finishes the job.
+"""
+
+import contextlib
+import os
+import select
+import signal
+
+import pytest
+from conftest import launch_profile, open_logged
+from playwright.sync_api import Error as PlaywrightError
+
+pytestmark = pytest.mark.browser
+
+# (progress event after which the browser is killed, its file number or None, then a delay in ms):
+# reading, after the last file was read, building the index, three moments of the commit (it
+# takes about 100 ms here), and after Train said it was done.  Files a Train left staged are
+# read again by the next one, so "last" is the number of files staged then.
+MOMENTS = [("extract", 3, 0), ("chunked", "last", 0), ("index", None, 0), ("save", None, 0), ("save", None, 40),
+           ("save", None, 80), ("done", None, 0)]
+WORDS = ["amber", "basalt", "cobalt", "dolomite", "emerald", "feldspar", "garnet", "hematite", "ilmenite",
+         "jasper", "kyanite", "lazurite", "malachite", "nepheline", "olivine", "pyrite", "quartzite",
+         "rhodonite", "sodalite", "talc", "ulexite", "vesuvianite", "wollastonite", "xenotime", "yttrium",
+         "zircon", "anatase", "barite", "calcite", "diopside"]
+assert len(WORDS) == 30
+
+
+def files(round_no: int) -> list[dict]:
+    return [{"name": f"r{round_no}-{w}.md", "text": f"# {w.title()} {round_no}\nThe mineral {w}{round_no}x "
+             f"appears in round {round_no}. " + " ".join(f"{w} note {k}." for k in range(40))}
+            for w in WORDS]
+
+
+def term(name: str) -> str:
+    r, w = name[1:-3].split("-")
+    return f"{w}{r}x"
+
+
+def browser_pids(profile) -> list[int]:
+    """Every process of the Chromium that runs on this profile (the browser and its children)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(a == f"--user-data-dir={profile}".encode() for a in cmd):
+            pids.append(int(pid))
+    return pids
+
+
+def kill(ctx, profile) -> None:
+    pids = browser_pids(profile)
+    assert pids, "found no Chromium process for the profile"
+    handles = []
+    for pid in pids:
+        try:
+            handles.append(os.pidfd_open(pid))
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for fd in handles:  # readable once that process has exited
+        assert select.select([fd], [], [], 30)[0], "a killed Chromium process did not exit"
+        os.close(fd)
+    with contextlib.suppress(PlaywrightError):  # the browser is gone already; Playwright may say so
+        ctx.close()
+
+
+def state(page) -> dict:
+    return {s["name"]: s["status"] for s in page.evaluate("quire.sources()")}
+
+
+def found(page, name: str) -> bool:
+    return any(h["source"] == name for h in page.evaluate("q => quire.search(q)", term(name)))
+
+
+def test_a_kill_mid_train_leaves_exactly_before_or_after(playwright_instance, built_dist, serve, tmp_path):
+    url = serve(built_dist).url
+    profile = tmp_path / "profile"
+    ctx = launch_profile(playwright_instance, profile)
+    page, _ = open_logged(ctx, url)
+    trained: set[str] = set()
+    outcomes = []
+    for round_no, (stage, at, delay) in enumerate(MOMENTS):
+        batch = files(round_no)
+        page.evaluate("fs => quire.stage(fs)", batch)
+        staged = {n for n, s in state(page).items() if s == "staged"}
+        assert {f["name"] for f in batch} <= staged
+        if at == "last":
+            at = len(staged)
+        # The page notes when the chosen event arrived plus the delay; the kill follows that moment.
+        page.evaluate("""([mark, delay]) => { window.__killAt = null;
+            quire.train({onProgress: e => {
+              if (window.__killAt == null && e.stage + ':' + (e.file_index == null ? '' : e.file_index + 1) === mark)
+                window.__killAt = performance.now() + delay; }}).catch(() => {}); }""",
+                      [f"{stage}:{'' if at is None else at}", delay])
+        page.wait_for_function("() => window.__killAt != null && performance.now() >= window.__killAt", polling=5)
+        mark = f"{stage}:{at or ''}+{delay}ms"
+        kill(ctx, profile)
+
+        ctx = launch_profile(playwright_instance, profile)
+        page, _ = open_logged(ctx, url)
+        now = state(page)
+        after = {n for n, s in now.items() if s == "trained"}
+        assert set(now) == trained | staged, "a source appeared or vanished"
+        assert after in (trained, trained | staged), f"killed at {mark}: {len(after - trained)} of {len(staged)} trained"
+        assert {n for n, s in now.items() if s != "trained"} == (trained | staged) - after  # the rest still staged
+        sample = sorted(trained | staged)[::7]
+        assert {n: found(page, n) for n in sample} == {n: n in after for n in sample}, f"killed at {mark}"
+        outcomes.append("after" if after != trained else "before")
+        trained = after
+    # whatever was left staged, the next Train finishes
+    counts = page.evaluate("quire.train()")
+    assert counts["failed"] == 0, counts
+    assert set(state(page).values()) == {"trained"}
+    assert all(found(page, n) for n in sorted(state(page))[::5])
+    ctx.close()
+    # A kill while reading cannot have saved anything; one after "done" must have.
+    assert outcomes[0] == "before" and outcomes[-1] == "after", outcomes
