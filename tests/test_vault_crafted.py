@@ -122,6 +122,14 @@ REFUSALS = [
      None, "does not match its hash"),
     ("a trained source without passages", lambda: crafted({"sources": {"s1": source_record()}}), None,
      "marked trained but its passages are missing"),
+    *((f"a source id {label}", (lambda sid: lambda: crafted({"sources": {sid: source_record(sid)},
+                                                             "chunks": {sid: [chunk(sid)]}}))(sid),
+       None, "has an id Quire never makes")
+      for label, sid in [("with a colon", "a:1"), ("ending in U+FFFF", "x\uffff"), ("that is empty", ""),
+                         ("with a path", "../p"), ("of 5,000 characters", "k" * 5000), ("with #", "a#0")]),
+    ("a source record filed under another id", lambda: crafted({"sources": {"s1": source_record("s2")},
+                                                               "chunks": {"s1": [chunk()]}}), None,
+     "is filed under 's1' but says its id is 's2'"),
     ("a source record without a date", lambda: crafted({"sources": {"s1": source_record(added="yesterday")},
                                                         "chunks": {"s1": [chunk()]}}), None, "no valid date added"),
 ]

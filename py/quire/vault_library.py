@@ -18,6 +18,7 @@ to that key and the vector has the model's dimension.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 import numpy as np
@@ -35,9 +36,20 @@ class LibraryDataError(QuireError):
     """A source or passage record in a vault that Quire could not use; nothing is imported."""
 
 
+# What Quire's source ids look like (a content hash, "failed-…", "…-again"), with room for
+# other spellings of the same kind.  Never ":" (it joins a source id to a passage number),
+# "#" (it numbers the pieces of a large original) or anything outside ASCII letters and
+# digits: a crafted id such as "a:1" would make another source's passages look like its own.
+SOURCE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 def _source_problem(sid: str, s: Any) -> str | None:
+    if not isinstance(sid, str) or not SOURCE_ID.fullmatch(sid):
+        return "has an id Quire never makes (letters, digits, - and _ only, at most 64)"
     if not isinstance(s, Mapping):
         return "is not a record"
+    if s.get("id", sid) != sid:
+        return f"is filed under {sid!r} but says its id is {str(s.get('id'))[:40]!r}"
     if not isinstance(s.get("name"), str) or s.get("status") not in STATUSES:
         return "has no name or no valid status"
     if not isinstance(s.get("added"), (int, float)) or isinstance(s.get("added"), bool):
@@ -63,6 +75,12 @@ def _chunks_problem(sid: str, chunks: Any) -> str | None:
     return None
 
 
+def _short(sid: Any) -> str:
+    """A crafted id as it can appear in a message: repr, at most 40 characters of it."""
+    text = repr(sid)
+    return text if len(text) <= 42 else text[:40] + "…"
+
+
 def check_library(sources: Mapping[str, Any], chunks: Mapping[str, Any]) -> None:
     """Raise ``LibraryDataError`` for a source or passage list the library could not load.
 
@@ -70,12 +88,12 @@ def check_library(sources: Mapping[str, Any], chunks: Mapping[str, Any]) -> None
     for sid, s in sorted(sources.items()):
         problem = _source_problem(sid, s)
         if problem:
-            raise LibraryDataError(f"source record {sid!r} in this vault {problem}")
+            raise LibraryDataError(f"source record {_short(sid)} in this vault {problem}")
         if s["status"] == "trained" and sid not in chunks:
             raise LibraryDataError(f"source {s['name']!r} in this vault is marked trained but its passages are missing")
     for sid, cs in sorted(chunks.items()):
         if sid not in sources:
-            raise LibraryDataError(f"this vault holds passages of a source it does not list ({sid!r})")
+            raise LibraryDataError(f"this vault holds passages of a source it does not list ({_short(sid)})")
         problem = _chunks_problem(sid, cs)
         if problem:
             raise LibraryDataError(f"the passages of {sources[sid]['name']!r} in this vault: {problem}")
