@@ -128,10 +128,37 @@
   }
 
   /** privacy() -> {rows, total, local: [{key, bytes}], estimate: {usage, quota}, network: [...]} */
+  /* What Quire keeps in the origin private file system: the room probe's file (store.js), empty
+   * but for the moment of a check.  [{name, bytes}], [] where there is no such file system. */
+  function fileSystemRows() {
+    var s = navigator.storage;
+    if (!s || !s.getDirectory) return Promise.resolve([]);
+    return s.getDirectory().then(function (dir) {
+      var out = [];
+      var it = dir.entries();
+      function next() {
+        return it.next().then(function (step) {
+          if (step.done) return out;
+          if (step.value[1].kind !== 'file') return next();
+          return step.value[1].getFile().then(function (f) { out.push({ name: step.value[0], bytes: f.size }); return next(); });
+        });
+      }
+      return next();
+    }).catch(function () { return []; });
+  }
+
   q.privacy = function () {
     var estimate = navigator.storage && navigator.storage.estimate ? navigator.storage.estimate() : Promise.resolve({});
-    return Promise.all([q._call('privacy'), estimate.catch(function () { return {}; })]).then(function (r) {
+    return Promise.all([q._call('privacy'), estimate.catch(function () { return {}; }), fileSystemRows()]).then(function (r) {
       var p = r[0];
+      if (r[2].length) {
+        var fsBytes = r[2].reduce(function (n, f) { return n + f.bytes; }, 0);
+        p.rows.push({ bucket: 'room_probe', what: 'Free-space check', holds: 'an empty file that Quire writes into for a moment, to see whether a large write will fit',
+          count: r[2].length, bytes: fsBytes, size: QuireUI.bytes(fsBytes),
+          where: 'origin file system / ' + r[2].map(function (f) { return f.name; }).join(', ') });
+        p.total.count += r[2].length;
+        p.total.bytes += fsBytes;
+      }
       var local = localRows();
       var localBytes = local.reduce(function (s, x) { return s + x.bytes; }, 0);
       p.rows.push({ bucket: 'page_settings', what: 'Page settings', holds: 'the model server address and a few switches, read before the engine starts',

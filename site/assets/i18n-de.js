@@ -791,6 +791,8 @@ QuireI18n.addEngine('de', {
   "prompt templates you edited": "bearbeitete Prompt-Vorlagen",
   "Page settings": "Seiteneinstellungen",
   "the model server address and a few switches, read before the engine starts": "die Adresse des Modellservers und einige Schalter, gelesen vor dem Start der Engine",
+  "Free-space check": "Prüfung des freien Speichers",
+  "an empty file that Quire writes into for a moment, to see whether a large write will fit": "eine leere Datei, in die Quire kurz schreibt, um zu prüfen, ob ein großer Speichervorgang Platz hat",
   // badges (data/badges.json): name, then description
   "First page": "Erste Seite", "Add and index your first source.": "Die erste Quelle hinzufügen und indizieren.",
   "A full shelf": "Ein volles Regal", "Index 5 sources.": "5 Quellen indizieren.",
