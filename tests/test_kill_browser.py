@@ -103,14 +103,14 @@ def test_a_kill_mid_train_leaves_exactly_before_or_after(playwright_instance, bu
                 window.__killAt = performance.now() + delay; }}).catch(() => {}); }""",
                       [f"{stage}:{'' if at is None else at}", delay])
         page.wait_for_function("() => window.__killAt != null && performance.now() >= window.__killAt", polling=5)
-        mark = f"{stage}:{at or ''}+{delay}ms"
+        mark = f"round {round_no}, {stage}:{at or ''}+{delay}ms"
         kill(ctx, profile)
 
         ctx = launch_profile(playwright_instance, profile)
         page, _ = open_logged(ctx, url)
         now = state(page)
         after = {n for n, s in now.items() if s == "trained"}
-        assert set(now) == trained | staged, "a source appeared or vanished"
+        assert set(now) == trained | staged, f"killed at {mark}: {len(now)} sources after the restart, not {len(trained | staged)}"
         assert after in (trained, trained | staged), f"killed at {mark}: {len(after - trained)} of {len(staged)} trained"
         assert {n for n, s in now.items() if s != "trained"} == (trained | staged) - after  # the rest still staged
         sample = sorted(trained | staged)[::7]

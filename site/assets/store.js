@@ -73,8 +73,46 @@ var QuireStore = (function () {
     remember(torn);
     if (!quiet && storageChannel) storageChannel.postMessage({ torn: torn });
   }
-  if (storageChannel) storageChannel.onmessage = function (e) { if (e.data && 'torn' in e.data) { torn = !!e.data.torn; remember(torn); } };
   try { if (typeof localStorage !== 'undefined' && localStorage.getItem(TORN_KEY)) torn = true; } catch (e) { /* refused */ }
+
+  /* A browser killed or crashed in the middle of a write tears the log the same way: the
+   * next session appends after the torn record, and the start after that finds the checksum
+   * mismatch and deletes everything (seen after SIGKILL during a Train's commit, then one
+   * more session: tests/test_kill_browser.py).  So every tab keeps a key in localStorage
+   * and holds a Web Lock of the same name while it is open, and removes the key when it
+   * goes (pagehide).  A key whose lock nobody holds is a session that ended without
+   * closing: the log is then treated as torn (one seal, 5 MiB, before the first write).
+   * Until the locks have answered, any other key counts as such a session. */
+  var SESSION_PREFIX = 'quire.session.';
+  var sessionKey = null;
+  function watchSessions() {
+    if (typeof localStorage === 'undefined' || typeof addEventListener !== 'function') return;
+    var tornBefore = torn, others;
+    try {
+      others = Object.keys(localStorage).filter(function (k) { return k.indexOf(SESSION_PREFIX) === 0; });
+      sessionKey = SESSION_PREFIX + Date.now().toString(36) + Math.random().toString(36).slice(2, 8);
+      localStorage.setItem(sessionKey, '1');
+    } catch (e) { return; /* refused: the flag from TORN_KEY still holds */ }
+    var locks = typeof navigator !== 'undefined' && navigator.locks;
+    if (locks) locks.request(sessionKey, function () { return new Promise(function () {}); }).catch(function () {});
+    addEventListener('pagehide', function () { try { localStorage.removeItem(sessionKey); } catch (e) { /* refused */ } });
+    addEventListener('pageshow', function (e) {  // back from the back-forward cache
+      if (e.persisted) try { localStorage.setItem(sessionKey, '1'); } catch (err) { /* refused */ }
+    });
+    if (!others.length) return;
+    torn = true;
+    if (!locks) { remember(true); return; }
+    locks.query().then(function (state) {
+      var held = {};
+      (state.held || []).forEach(function (l) { held[l.name] = true; });
+      var gone = others.filter(function (k) { return !held[k]; });
+      gone.forEach(function (k) { try { localStorage.removeItem(k); } catch (e) { /* refused */ } });
+      if (gone.length) remember(true);  // until the seal: it outlives this tab too
+      else if (!tornBefore && !sealing && torn) torn = false;  // only open tabs: nothing was cut short
+    }, function () { remember(true); });
+  }
+  if (storageChannel) storageChannel.onmessage = function (e) { if (e.data && 'torn' in e.data) { torn = !!e.data.torn; remember(torn); } };
+  watchSessions();
 
   /* Did this failed write (or open) touch the disk?  Then the log may be torn. */
   function tearing(err) {
