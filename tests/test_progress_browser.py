@@ -112,6 +112,8 @@ def test_study_restart_export_and_import_from_file(playwright_instance, built_di
     page.get_by_test_id("vault-file").set_input_files(str(vault_file))
     page.get_by_test_id("vault-import").click()
     page.get_by_test_id("vault-done").wait_for()
+    # one's own vault brings nothing to ignore (the page's state keys, such as its open-tab key, stay out of it)
+    assert page.get_by_test_id("vault-ignored").all_inner_texts() == []
     assert sorted(s["name"] for s in page.evaluate("quire.sources()")) == ["cells.md", "rocks.md"]
     assert search_ids(page, "basalt lava") == basalt
     after = page.evaluate("quire.progress()")

@@ -91,6 +91,11 @@ def test_model_choice_is_imported_only_for_the_same_server():
     assert settings["chat_model"] == "theirs" and settings["num_ctx"] == 4096
 
 
+def test_state_keys_are_neither_imported_nor_reported():
+    kept, ignored = vs.vault_settings.engine_settings({"library_generation": 41}, {"library_generation": 7}, "replace")
+    assert kept == {"library_generation": 7} and ignored == []
+
+
 def test_page_settings_rule_table():
     kept, ignored = vs.vault_settings.page_settings(HOSTILE_PAGE, {"quire.llm.url": MINE})
     assert kept == {"quire.maxFileMB": "300"}

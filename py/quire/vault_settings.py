@@ -31,6 +31,9 @@ MODEL_FIELDS = {  # taken only when the vault's server is the person's own serve
 }
 LIBRARY_FIELDS = {"keep_originals": bool, "ocr_language": str}  # settings["library"]
 PROMPTS_KEY = "prompt_overrides"  # {template name: text}; text cannot send data anywhere
+# Entries of the settings bucket that record this browser's state, not a preference: never
+# imported, and not worth a message (every vault exported in a browser has them).
+STATE_KEYS = {"library_generation"}  # quire.browser.idb: changes with every library write
 MAX_FILE_MB = (1, 2000)  # the Settings page's own bounds for quire.maxFileMB
 
 # The page's own settings (localStorage), carried as one entry of the settings bucket.
@@ -94,8 +97,8 @@ def engine_settings(theirs: Mapping[str, Any], ours: Mapping[str, Any], mode: st
     ignored: list[str] = []
     out = {k: v for k, v in ours.items()}
     for key, value in sorted(theirs.items()):
-        if key == PAGE_SETTINGS:
-            continue  # the page's settings: see page_settings()
+        if key == PAGE_SETTINGS or key in STATE_KEYS:
+            continue  # the page's settings: see page_settings(); state keys stay this browser's
         if mode == "merge" and key in ours:
             if key == LLM_KEY and isinstance(value, Mapping) and _server(value) != _server(ours[key] or {}):
                 _llm(value, ours[key], ignored)  # only to say that the vault's server was not used

@@ -182,9 +182,14 @@
     return out;
   }
 
+  /* The page's settings for a vault: its quire.* keys, but not the ones that only record this
+   * browser's state (open tabs, a torn storage log, the last library change). */
+  var STATE_KEY = /^quire\.(session\.|storageTorn$|libraryChanged$)/;
   function pageSettings() {
     var out = {};
-    Object.keys(localStorage).forEach(function (k) { if (k.indexOf('quire.') === 0) out[k] = localStorage.getItem(k); });
+    Object.keys(localStorage).forEach(function (k) {
+      if (k.indexOf('quire.') === 0 && !STATE_KEY.test(k)) out[k] = localStorage.getItem(k);
+    });
     return out;
   }
 
