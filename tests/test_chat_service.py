@@ -272,3 +272,20 @@ def test_document_tools_cite_the_library_chunk_ids(stub):
     analysed = json.loads(next(e for e in events if e["type"] == "tool_result")["result"])
     assert len(bio_ids) >= 3 and sorted(p["chunk_id"] for p in analysed["passages"]) == sorted(bio_ids)
     assert [s["chunk_id"] for s in analysed["key_facts"][0]["sources"]] == [p["chunk_id"] for p in analysed["passages"][:2]]
+
+
+def test_chats_used_within_one_second_list_in_the_order_they_were_used(stub):
+    # CI once found the test chat two seconds' worth of work behind: three chats made and used
+    # within one second tied on a whole-second "updated" and came back in key order.
+    async def go():
+        q = await engine(stub.url)
+        ctx = Context()
+        made = [await METHODS["newChat"](q, ctx, None, f"chat {i}") for i in range(6)]
+        orders = [[s["title"] for s in await METHODS["chatSessions"](q, ctx)]]
+        for s in (made[2], made[0], made[4]):
+            await METHODS["renameChat"](q, ctx, s["id"], s["title"] + " again")
+            orders.append([t["title"] for t in await METHODS["chatSessions"](q, ctx)][:1])
+        return orders
+    orders = run(go())
+    assert orders[0] == [f"chat {i}" for i in reversed(range(6))]
+    assert orders[1:] == [["chat 2 again"], ["chat 0 again"], ["chat 4 again"]]

@@ -15,7 +15,10 @@ class ChatError(QuireError, ValueError):
 
 
 def _now() -> str:
-    return _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    # Microseconds: two chats saved within one second must still list in the order they were used
+    # (with whole seconds they tied and came back in key order). Older whole-second stamps still
+    # compare correctly: "…:25+01:00" sorts before "…:25.000001+01:00".
+    return _dt.datetime.now().astimezone().isoformat(timespec="microseconds")
 
 
 class Sessions:
