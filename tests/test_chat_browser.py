@@ -122,6 +122,34 @@ def test_full_chat_in_the_ask_view_over_http(context, built_dist, serve, stub, p
     assert not page_log.errors, page_log.errors
 
 
+def test_new_chat_is_not_replaced_by_a_chat_that_finishes_opening_late(context, built_dist, serve, stub, page_log):
+    # Entering Ask opens the newest chat; if that arrives after the user clicked "New chat" (a busy
+    # engine, a slow disk), the old chat used to replace the new one, and the question went there.
+    page = open_page(context, serve(built_dist).url + "#library", stub.url, page_log)
+    setup(page, stub.url)
+    stub.enqueue_chat("Mitosis makes two identical cells [1].")
+    first = page.evaluate(ASK_API, ["What does mitosis make?", {}])["session"]
+    page.evaluate("""() => {
+        const open = quire.chatSession.bind(quire);
+        window.heldOpens = [];
+        quire.chatSession = (id) => new Promise((resolve, reject) => window.heldOpens.push(() => open(id).then(resolve, reject)));
+    }""")
+    page.evaluate("location.hash = '#ask'")
+    page.wait_for_function("() => window.heldOpens.length === 1")
+    page.get_by_test_id("chat-new").click()
+    page.evaluate("async () => { await window.heldOpens[0](); await new Promise(r => setTimeout(r, 0)); }")
+    assert page.get_by_test_id("msg-user").count() == 0
+    stub.enqueue_chat("Basalt cools quickly [1].")
+    ask_in_ui(page, "How does basalt form?")
+    page.wait_for_function("() => window.heldOpens.length === 2")
+    page.evaluate("async () => { await window.heldOpens[1](); }")
+    wait_answered(page, 1)
+    sessions = page.evaluate("quire.chatSessions()")
+    assert len(sessions) == 2 and sessions[0]["id"] != first and sessions[0]["title"] == "How does basalt form?"
+    assert page.get_by_test_id("msg-user").all_inner_texts()[0].startswith("How does basalt form?")
+    assert not page_log.errors, page_log.errors
+
+
 def test_file_page_full_chat_scope_memory_edit_and_restart(playwright_instance, built_dist, open_stub, tmp_path):
     url = (built_dist / "index.html").as_uri()
     profile = tmp_path / "profile"

@@ -10,7 +10,9 @@
   var q = self.quire;
   var Answer = self.QuireAnswer;  // views/chat-answer.js loads first
   var el = {};
-  var state = { sessions: [], session: null, draftScope: null, busy: null, sources: [], categories: [], llm: null };
+  var state = { sessions: [], session: null, draftScope: null, busy: null, sources: [], categories: [], llm: null, nav: 0 };
+  // nav counts the user's moves between chats: a chat that finishes opening after the user has
+  // moved on (New chat, another chat, a question sent) must not replace what they chose.
   var LABELS = { not_running: t('The model server is not running'), cors_refused: t('The model server refuses this page'),
     model_missing: t('The chat model is not installed'), no_chat_model: t('No chat model is chosen'),
     unconfirmed: t('The model server on another computer is not confirmed yet'), reload_needed: t('Reload the page to use the new model server') };
@@ -54,6 +56,7 @@
   function erased() {
     stop();
     setBusy(false);
+    state.nav++;
     state.session = null;
     state.draftScope = null;
     state.sessions = [];
@@ -132,7 +135,9 @@
 
   function open(id) {
     if (state.busy) return Promise.resolve();
+    var nav = ++state.nav;
     return q.chatSession(id).then(function (s) {
+      if (nav !== state.nav || state.busy) return;
       state.session = s;
       renderSession();
       renderList();
@@ -141,6 +146,7 @@
 
   function newChat() {
     if (state.busy) return;
+    state.nav++;
     state.session = null;
     state.draftScope = null;
     renderSession();
@@ -340,6 +346,7 @@
   }
 
   function run(question, start) {
+    state.nav++;
     var answer = new Answer(question, null, shown);
     el.messages.appendChild(answer.node);
     answer.node.scrollIntoView({ block: 'end' });
