@@ -68,9 +68,11 @@
 
   function show() {
     loadScopes();
+    var nav = state.nav;
     q.chatSessions().then(function (list) {
       state.sessions = list;
       renderList();
+      if (nav !== state.nav) return;  // the user has picked a chat, or a new one, meanwhile
       if (!state.session && list.length) return open(list[0].id);
       if (!state.session) renderSession();
     });
@@ -224,7 +226,8 @@
       if (keepPicker) { el.scope.value = 'pick'; el.sourcePicker.hidden = false; }
     };
     if (!state.session) { state.draftScope = scope; done(); return; }
-    q.setChatScope(state.session.id, scope).then(function (s) { state.session.scope = s.scope; done(); },
+    var session = state.session;
+    q.setChatScope(session.id, scope).then(function (s) { session.scope = s.scope; if (state.session === session) done(); },
       function (e) { QuireUI.toast(e.message, 'error'); });
   }
 
