@@ -228,3 +228,61 @@ def test_flashcards_workshop_mindmap_and_prompt_override(playwright_instance, bu
     assert page.get_by_test_id("prompt-text").input_value() == original
     assert not log.errors, log.errors
     ctx.close()
+
+
+HOLD = """(names) => {
+    window.held = {};
+    for (const name of names) {
+        const call = quire[name].bind(quire);
+        window.held[name] = [];
+        quire[name] = (...args) => new Promise((resolve, reject) =>
+            window.held[name].push(() => call(...args).then(resolve, reject)));
+    }
+}"""
+
+
+def test_the_lesson_and_template_last_chosen_stay_when_answers_come_late(playwright_instance, built_dist, serve, tmp_path, stub):
+    # A lesson takes a model a minute to write; the user clicks another meanwhile. The first used to
+    # fill (or replace) the panel when it arrived, and a double click on "done" flipped its label
+    # back. Saving a prompt template jumped the editor to the first template.
+    server = serve(built_dist)
+    ctx, page, log = launch(playwright_instance, tmp_path / "profile", stub)
+    page.goto(server.url)
+    wait_ready(page)
+    connect(page, stub)
+    page.evaluate("(t) => quire.stage({name: 'cells.md', text: t}).then(() => quire.train())", NOTES)
+    stub.enqueue_chat(json.dumps(OUTLINE))
+    generate_in_page(page, "workshop")
+    links = page.get_by_test_id("lesson-link")
+    page.evaluate(HOLD, ["openLesson"])
+    links.nth(0).click()
+    links.nth(1).click()
+    links.nth(1).click()  # already being written: not asked for twice
+    assert page.evaluate("window.held.openLesson.length") == 2
+    stub.enqueue_chat(json.dumps({**LESSON, "title": "Mitosis versus meiosis"}))
+    page.evaluate("() => window.held.openLesson[1]()")
+    page.get_by_test_id("lesson-title").wait_for()
+    stub.enqueue_chat(json.dumps(LESSON))
+    page.evaluate("() => window.held.openLesson[0]()")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=lesson-link].written').length === 2")
+    assert page.get_by_test_id("lesson-title").inner_text() == "Mitosis versus meiosis"
+    page.get_by_test_id("lesson-done").dblclick()
+    page.wait_for_function("() => document.querySelector('[data-testid=workshop-progress]').textContent.startsWith('1 of 2')")
+    page.wait_for_function("() => !document.querySelector('[data-testid=lesson-done]').disabled")
+    assert page.get_by_test_id("lesson-done").inner_text() == "Mark as not done"
+    assert page.evaluate("async () => (await quire.openSet((await quire.studySets())[0].id)).done") == ["1.0"]
+
+    page.get_by_test_id("player-back").click()
+    page.locator("[data-testid=prompt-editor] summary").click()
+    page.wait_for_function("() => document.querySelector('[data-testid=prompt-text]').value.includes('$context')")
+    page.get_by_test_id("prompt-select").select_option("flashcards")
+    page.wait_for_function("() => document.querySelector('[data-testid=prompt-text]').value.toLowerCase().includes('card')")
+    text = page.get_by_test_id("prompt-text")
+    text.fill("Cards about ZEBRAFISH-MARKER only.\n" + text.input_value())
+    page.get_by_test_id("prompt-save").click()
+    page.wait_for_function("() => document.querySelector('[data-testid=prompt-status]').textContent === 'Your version'")
+    page.wait_for_function("() => document.querySelector('[data-testid=prompt-select] option[value=flashcards]').textContent.includes('yours')")
+    assert page.get_by_test_id("prompt-select").input_value() == "flashcards"
+    assert text.input_value().startswith("Cards about ZEBRAFISH-MARKER only.")
+    assert not log.errors, log.errors
+    ctx.close()

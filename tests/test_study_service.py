@@ -243,6 +243,45 @@ def test_workshop_outline_then_lessons_on_demand(stub):
     run(go())
 
 
+def test_a_lesson_written_meanwhile_keeps_what_changed_in_the_set(stub, monkeypatch):
+    # A model writes a lesson for a minute; the set saved afterwards used to be the copy loaded
+    # before, so a lesson marked done meanwhile was undone, and opening one lesson
+    # twice wrote it twice with the second text replacing the first.
+    from quire.services.study import workshop
+    outline = {"title": "Cells", "modules": [{"title": "Energy", "summary": "", "lessons": [
+        {"title": "Mitochondria", "objective": "Explain ATP.", "citations": [1]},
+        {"title": "Division", "objective": "Mitosis.", "citations": [1]}]}]}
+    stub.enqueue_chat(json.dumps(outline))
+    gates, written = [], []
+
+    async def slow_model(engine, ctx, kind, chunks, **kw):
+        gate = asyncio.Event()
+        gates.append(gate)
+        await gate.wait()
+        written.append(len(written) + 1)
+        return {"items": [{"title": kw["lesson_title"], "introduction": f"text {written[-1]}", "sections": [],
+                           "key_points": [], "exercises": []}]}
+    monkeypatch.setattr(workshop, "_generate_with_model", slow_model)
+
+    async def go():
+        q = await engine(stub.url)
+        ws = await call(q, "studyGenerate", "workshop", {})
+        first = asyncio.ensure_future(call(q, "openLesson", ws["id"], 0, 0))
+        second = asyncio.ensure_future(call(q, "openLesson", ws["id"], 0, 0))
+        while len(gates) < 2:
+            await asyncio.sleep(0)
+        await call(q, "lessonDone", ws["id"], 0, 1, True)
+        gates[0].set()
+        a = await first
+        gates[1].set()
+        b = await second
+        return a, b, await call(q, "studyOpen", ws["id"])
+    a, b, after = run(go())
+    assert a["lesson"]["introduction"] == b["lesson"]["introduction"] == "text 1"
+    assert after["lessons"]["0.0"]["introduction"] == "text 1"
+    assert after["done"] == ["0.1"] and after["stats"]["done"] == 1
+
+
 def test_mindmap_offline_and_exports():
     async def go():
         q = await engine()

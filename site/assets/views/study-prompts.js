@@ -21,8 +21,10 @@
         h('button', { type: 'button', testid: 'prompt-reset', onclick: reset }, t('Reset to default')),
         h('span', { class: 'muted small' }, t('Saved versions stay in this browser and apply from the next generation.'))));
     function list() {
+      var keep = select.value;  // after Save or Reset, stay on the template just saved
       return q.promptTemplates().then(function (ts) {
         QuireUI.fill(select, ts.map(function (tpl) { return h('option', { value: tpl.name }, tpl.name.replace('_', ' ') + (tpl.overridden ? ' (' + t('yours') + ')' : '')); }));
+        if (keep && ts.some(function (tpl) { return tpl.name === keep; })) select.value = keep;
         return load(select.value);
       });
     }
@@ -33,7 +35,10 @@
       QuireUI.fill(vars, t('Variables:') + ' ', tpl.variables.map(function (v) { return h('code', null, '$' + v); }), ' — ' + t('each must appear, and no others.'));
       error.hidden = true;
     }
-    function load(name) { return q.promptTemplate(name).then(paint); }
+    function load(name) {
+      // only the template still chosen is shown: otherwise Save would store one template's text as another's
+      return q.promptTemplate(name).then(function (tpl) { if (select.value === name) paint(tpl); });
+    }
     function save() {
       q.savePromptOverride(select.value, text.value).then(function (tpl) { paint(tpl); QuireUI.toast(t('Template saved: the next {name} uses it.', { name: tpl.name.replace('_', ' ') })); list(); },
         function (err) { error.textContent = err.message; error.hidden = false; });

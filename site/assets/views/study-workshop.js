@@ -27,13 +27,27 @@
           })));
       }));
     }
+    var showing = 0, pending = null;  // the lesson last clicked wins; a late answer for another is dropped
     function open(mi, li) {
+      var key = mi + '.' + li;
+      if (pending === key) return;  // already being written: a second click would write it twice
+      var mine = ++showing;
+      pending = key;
       QuireUI.fill(panel, h('div', { class: 'study-progress', testid: 'lesson-loading' }, h('div', { class: 'progress indeterminate' }, h('div', { class: 'progress-fill' })),
         h('span', { class: 'muted small' }, set.lessons[mi + '.' + li] ? t('Opening…') : t('Writing this lesson from your passages…'))));
       q.openLesson(set.id, mi, li, { onProgress: function () {} }).then(function (res) {
+        if (pending === key) pending = null;
+        if (mine !== showing) return q.openSet(set.id).then(paint);  // the outline marks it written; the panel stays
         var L = res.lesson;
         var doneBtn = h('button', { type: 'button', class: res.done ? '' : 'primary', testid: 'lesson-done', onclick: function () {
-          q.lessonDone(set.id, mi, li, !res.done).then(function (s) { res.done = !res.done; paint(s); doneBtn.textContent = res.done ? t('Mark as not done') : t('Mark lesson done'); doneBtn.className = res.done ? '' : 'primary'; });
+          doneBtn.disabled = true;  // a double click would send the same state twice and flip the label back
+          q.lessonDone(set.id, mi, li, !res.done).then(function (s) {
+            res.done = s.done.indexOf(key) >= 0;
+            paint(s);
+            doneBtn.disabled = false;
+            doneBtn.textContent = res.done ? t('Mark as not done') : t('Mark lesson done');
+            doneBtn.className = res.done ? '' : 'primary';
+          }, function (err) { doneBtn.disabled = false; QuireUI.toast(err.message, 'error'); });
         } }, res.done ? t('Mark as not done') : t('Mark lesson done'));
         QuireUI.fill(panel,
           h('p', { class: 'muted small' }, res.module),
@@ -50,7 +64,10 @@
           })) : null,
           h('div', { class: 'add-row' }, doneBtn));
         return q.openSet(set.id).then(paint);
-      }, function (err) { QuireUI.fill(panel, h('p', { class: 'error', role: 'alert' }, err.message)); });
+      }, function (err) {
+        if (pending === key) pending = null;
+        if (mine === showing) QuireUI.fill(panel, h('p', { class: 'error', role: 'alert' }, err.message));
+      });
     }
     paint(set);
   }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import datetime, timezone
 
@@ -50,6 +51,21 @@ async def _load(engine, set_id: str) -> dict:
 async def _save(engine, record: dict) -> dict:
     await engine.store.commit([(BUCKET, record["id"], record)])
     return record
+
+
+async def _update(engine, set_id: str, change) -> dict:
+    """Load ``set_id`` fresh, apply ``change(record)`` and save it, one update at a time.
+
+    For changes that follow a long wait (a workshop lesson written by a model for a minute): saving
+    the copy loaded before the wait would undo what happened meanwhile (a lesson marked done,
+    another lesson written, a rename)."""
+    lock = engine.__dict__.get("_study_lock")
+    if lock is None:
+        lock = engine.__dict__["_study_lock"] = asyncio.Lock()
+    async with lock:
+        record = await _load(engine, set_id)
+        change(record)
+        return await _save(engine, record)
 
 
 def _scope_sources(engine, scope) -> tuple[list[dict], str]:

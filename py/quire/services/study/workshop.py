@@ -7,7 +7,7 @@ from quire.model import Chunk, location_label
 from quire.study.items import stamp
 from quire.study.validate import StudyError
 
-from .common import _action, _load, _save, _scope_chunks, _use_model
+from .common import _action, _load, _scope_chunks, _update, _use_model
 from .generation import _generate_with_model
 from .sets import _view
 
@@ -65,18 +65,20 @@ async def _lesson(engine, ctx, set_id, module, lesson, opts=None):
                     raise
         if content is None:
             content = _offline_lesson(l, {c.id: c for c in chunks})
-        record["lessons"][key] = content
-        await _save(engine, record)
+        # the set as it is now: a lesson marked done or written (the same one, opened twice) while
+        # this one was being written stays; the first lesson written is the one kept
+        record = await _update(engine, set_id, lambda r: r["lessons"].setdefault(key, content))
     _action(engine, record, "lesson_open", item=f"{record['id']}/{key}")
     return {"key": key, "module": m["title"], "lesson": record["lessons"][key], "done": key in record["done"]}
 
 
 async def _lesson_done(engine, ctx, set_id, module, lesson, done=True):
-    record = await _load(engine, set_id)
-    _lesson_at(record, module, lesson)
+    _lesson_at(await _load(engine, set_id), module, lesson)
     key = f"{int(module)}.{int(lesson)}"
-    record["done"] = sorted(set(record["done"]) - {key} | ({key} if done else set()))
-    await _save(engine, record)
+
+    def mark(record):
+        record["done"] = sorted(set(record["done"]) - {key} | ({key} if done else set()))
+    record = await _update(engine, set_id, mark)
     if done:
         _action(engine, record, "lesson_complete", item=f"{record['id']}/{key}")  # "0.0" is in every workshop
     return await _view(engine, record)
