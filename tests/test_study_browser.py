@@ -286,3 +286,41 @@ def test_the_lesson_and_template_last_chosen_stay_when_answers_come_late(playwri
     assert text.input_value().startswith("Cards about ZEBRAFISH-MARKER only.")
     assert not log.errors, log.errors
     ctx.close()
+
+
+def test_a_set_finishing_while_the_user_reviews_another_does_not_replace_it(playwright_instance, built_dist, serve, tmp_path, stub):
+    # Generating takes minutes with a model; the user opens an older set meanwhile. The new set used
+    # to replace it when it was done. And of two sets clicked quickly, the slower answer won.
+    server = serve(built_dist)
+    ctx, page, log = launch(playwright_instance, tmp_path / "profile", stub)
+    page.goto(server.url)
+    wait_ready(page)
+    page.evaluate("(t) => quire.stage({name: 'cells.md', text: t}).then(() => quire.train())", NOTES)
+    connect(page, stub)
+    stub.enqueue_chat(json.dumps(QUIZ))
+    generate_in_page(page, "quiz", 3)
+    stub.enqueue_chat(json.dumps(CARDS))
+    generate_in_page(page, "flashcards", 3)
+    page.get_by_test_id("player-back").click()
+    sets = page.evaluate("quire.studySets()")
+    assert sorted(s["kind"] for s in sets) == ["flashcards", "quiz"]
+    page.evaluate(HOLD, ["generate", "openSet"])
+    stub.enqueue_chat(json.dumps(MAP))
+    page.get_by_test_id("tool-mindmap").click()
+    page.get_by_test_id("study-generate").click()
+    quiz = page.locator("[data-testid=study-set][data-kind=quiz] [data-testid=set-open]")
+    cards = page.locator("[data-testid=study-set][data-kind=flashcards] [data-testid=set-open]")
+    quiz.click()
+    cards.click()
+    page.evaluate("async () => { await window.held.openSet[1](); await window.held.openSet[0](); }")
+    page.get_by_test_id("player-title").wait_for()
+    assert page.get_by_test_id("flash-reviewer").count() == 1 and page.get_by_test_id("quiz-player").count() == 0
+    title = page.get_by_test_id("player-title").inner_text()
+    page.evaluate("async () => { await window.held.generate[0](); }")
+    page.wait_for_function("() => !document.querySelector('[data-testid=study-generate]').disabled")
+    assert page.evaluate("window.held.openSet.length") == 2  # the new map was not opened over the deck
+    assert page.get_by_test_id("player-title").inner_text() == title
+    assert page.locator("[data-testid=toast]", has_text="It is on the shelf under").count() == 1
+    assert sorted(s["kind"] for s in page.evaluate("quire.studySets()")) == ["flashcards", "mindmap", "quiz"]
+    assert not log.errors, log.errors
+    ctx.close()

@@ -129,3 +129,20 @@ def test_german_page_suggests_german_questions_that_find_their_passages(mode, co
     hit = page.get_by_test_id("search-hit").first.inner_text()
     assert GERMAN in hit and "als Niederschlag zur Erde" in hit, hit
     assert not page_log.errors
+
+
+def test_a_sample_quiz_finishing_after_the_user_left_does_not_pull_them_back(context, built_dist, serve, page_log):
+    page = open_page(context, built_dist, serve, page_log, "http")
+    load_sample(page)
+    page.evaluate("""() => {
+        const call = quire.generate.bind(quire);
+        window.heldGenerate = [];
+        quire.generate = (...args) => new Promise((resolve, reject) => window.heldGenerate.push(() => call(...args).then(resolve, reject)));
+    }""")
+    page.get_by_test_id("sample-quiz").click()
+    page.get_by_test_id("nav-ask").click()
+    page.evaluate("async () => { await window.heldGenerate[0](); }")
+    page.wait_for_function("() => [...document.querySelectorAll('.toast')].some(t => t.textContent.includes('Your quiz is ready under Study.'))")
+    assert page.evaluate("location.hash") == "#ask" and not page.get_by_test_id("view-ask").is_hidden()
+    assert [s["kind"] for s in page.evaluate("quire.studySets()")] == ["quiz"]
+    assert not page_log.errors

@@ -110,6 +110,7 @@ QuireI18n.add('de', {
   // ---- first run (views/welcome.js)
   "Making a quiz…": "Quiz wird erstellt…",
   "Take a 5-question quiz": "Quiz mit 5 Fragen starten",
+  "Your quiz is ready under Study.": "Dein Quiz liegt unter „Lernen“ bereit.",
   "The sample library is ready": "Die Beispielbibliothek ist bereit",
   "Sample": "Beispiel",
   "Remove the sample library": "Beispielbibliothek entfernen",
@@ -350,6 +351,7 @@ QuireI18n.add('de', {
   "No trained sources yet: add documents in the Library and press Train.": "Noch keine trainierten Quellen: Dokumente in der Bibliothek hinzufügen und „Trainieren“ drücken.",
   "Preparing the study tools…": "Lernwerkzeuge werden vorbereitet…",
   "{kind} ready": "{kind} fertig",
+  "It is on the shelf under “{title}”.": "Es liegt in der Liste unter „{title}“.",
   "made without an AI model": "ohne KI-Modell erstellt",
   "{items} the model got wrong was dropped": "{items}, das das Modell falsch erzeugt hat, wurde verworfen",
   "{items} the model got wrong were dropped": "{items}, die das Modell falsch erzeugt hat, wurden verworfen",

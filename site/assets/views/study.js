@@ -26,6 +26,7 @@
   };
 
   var ui = {}, tool = 'quiz', sourceNames = {}, running = null;
+  var nav = 0;  // the user's moves between the shelf and sets: an answer for an earlier move is dropped
 
   /* ------------------------------------------------------------ layout */
   function init(root) {
@@ -154,6 +155,7 @@
     if (running) return;
     var ctrl = new AbortController();
     running = ctrl;
+    var from = nav;
     busy(q.status().sklearn === 'ready' ? t('Starting…') : t('Preparing the study tools…'));
     q.generate(tool, { scope: scopeValue(), count: Number(ui.count.value) || 10, difficulty: ui.difficulty.value,
       topic: ui.topic.value.trim(), signal: ctrl.signal,
@@ -165,7 +167,9 @@
           (dropped ? '. ' + t(dropped === 1 ? '{items} the model got wrong was dropped' : '{items} the model got wrong were dropped', { items: QuireUI.plural(dropped, 'item') }) : '') + '.');
         if (r.note) QuireUI.toast(QuireI18n.engine(r.note));
         loadSets();
-        openSet(set.id);
+        // a set opened (or left) while this one was being made stays where the user is
+        if (from === nav && ui.player.hidden) openSet(set.id);
+        else QuireUI.toast(t('It is on the shelf under “{title}”.', { title: QuireI18n.engine(set.title) }));
       }, function (err) { QuireUI.toast(err.message, 'error'); })
       .then(function () { running = null; busy(null); });
   }
@@ -206,17 +210,20 @@
   }
 
   function importDeck(file) {
+    var from = nav;
     q.importDeck(file).then(function (set) {
       QuireUI.toast(t('Imported {cards} from {file}.', { cards: QuireUI.plural(set.items.length, 'card'), file: file.name }));
       ui.importInput.value = '';
       loadSets();
-      openSet(set.id);
+      if (from === nav && ui.player.hidden) openSet(set.id);
     }, function (err) { ui.importInput.value = ''; QuireUI.toast(err.message, 'error'); });
   }
 
   /* ------------------------------------------------------------ the player */
   function openSet(id) {
+    var mine = ++nav;
     return q.openSet(id).then(function (set) {
+      if (mine !== nav) return;  // another set was chosen, or the shelf, meanwhile
       ui.home.hidden = true;
       ui.player.hidden = false;
       var body = h('div', { class: 'player-body' });
@@ -235,6 +242,7 @@
   }
 
   function closePlayer() {
+    nav++;
     ui.player.hidden = true;
     ui.home.hidden = false;
     loadSets();

@@ -22,7 +22,12 @@ var QuireWelcome = (function () {
   function makeQuiz(info, button) {
     button.disabled = true;
     button.textContent = t('Making a quiz…');
+    var from = location.hash;
     q.generate('quiz', { scope: { category: info.category }, count: 5, difficulty: 'easy' }).then(function (set) {
+      if (location.hash !== from) {  // the user went elsewhere meanwhile: say where it is, do not pull them away
+        QuireUI.toast(t('Your quiz is ready under Study.'));
+        return;
+      }
       location.hash = '#study';
       QuireUI.show('study');
       document.dispatchEvent(new CustomEvent('quire:open-set', { detail: { id: set.id } }));
