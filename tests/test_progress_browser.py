@@ -76,9 +76,11 @@ def test_study_restart_export_and_import_from_file(playwright_instance, built_di
     page.get_by_test_id("inventory-row").first.wait_for()
     sizes = dict(page.eval_on_selector_all('[data-testid="inventory-row"]', "rs => rs.map(r => [r.dataset.bucket, +r.dataset.bytes])"))
     assert set(sizes) >= {"originals", "chunks", "vectors", "chats", "study_items", "progress", "settings",
-                          "prompt_overrides", "page_settings", "room_probe"}
+                          "prompt_overrides", "page_settings", "room_probe", "open_tabs"}
     assert sizes["originals"] > 0 and sizes["chunks"] > 0 and sizes["progress"] > 0
     assert sizes["room_probe"] == 0  # the free-space check's file, empty between checks
+    tabs = page.locator('[data-testid="inventory-row"][data-bucket="open_tabs"]')
+    assert sizes["open_tabs"] > 0 and tabs.get_attribute("data-count") == "1", tabs.inner_text()  # this tab's mark only
     page.evaluate("quire.llmStatus()")  # the engine asks the model server: that request is logged too
     page.wait_for_function("() => quire.networkLog().some(e => e.from === 'engine' && e.url.endsWith('/api/version'))")
     net = page.evaluate("quire.networkLog()")

@@ -149,8 +149,16 @@
 
   q.privacy = function () {
     var estimate = navigator.storage && navigator.storage.estimate ? navigator.storage.estimate() : Promise.resolve({});
-    return Promise.all([q._call('privacy'), estimate.catch(function () { return {}; }), fileSystemRows()]).then(function (r) {
+    return Promise.all([q._call('privacy'), estimate.catch(function () { return {}; }), fileSystemRows(),
+      QuireStore.marks().catch(function () { return []; })]).then(function (r) {
       var p = r[0];
+      if (r[3].length) {
+        var markBytes = r[3].reduce(function (n, m) { return n + m.bytes; }, 0);
+        p.rows.push({ bucket: 'open_tabs', what: 'Open-tab marks', holds: 'one small key per open Quire tab, so that a browser that was killed is noticed at the next start and the storage is made safe before anything is written',
+          count: r[3].length, bytes: markBytes, size: QuireUI.bytes(markBytes), where: 'quire.main / kv / ' + r[3].map(function (m) { return m.key; }).join(', ') });
+        p.total.count += r[3].length;
+        p.total.bytes += markBytes;
+      }
       if (r[2].length) {
         var fsBytes = r[2].reduce(function (n, f) { return n + f.bytes; }, 0);
         p.rows.push({ bucket: 'room_probe', what: 'Free-space check', holds: 'an empty file that Quire writes into for a moment, to see whether a large write will fit',

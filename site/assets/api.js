@@ -133,7 +133,10 @@
       result = { erased: true, train: r.train, message: r.message };
       return QuireStore.clearMain();
     }).then(function () {
-      Object.keys(localStorage).forEach(function (k) { if (k.indexOf('quire.') === 0) localStorage.removeItem(k); });
+      // ...but not the open-tab keys (this tab and others are still open: store.js).
+      Object.keys(localStorage).forEach(function (k) {
+        if (k.indexOf('quire.') === 0 && k.indexOf(QuireStore.SESSION_PREFIX) !== 0) localStorage.removeItem(k);
+      });
       // Every view drops what it shows (open chat, mind map, hits) before the lists reload.
       document.dispatchEvent(new CustomEvent('quire:erased'));
       document.dispatchEvent(new CustomEvent('quire:library-changed'));

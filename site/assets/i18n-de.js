@@ -794,6 +794,9 @@ QuireI18n.addEngine('de', {
   "Page settings": "Seiteneinstellungen",
   "the model server address and a few switches, read before the engine starts": "die Adresse des Modellservers und einige Schalter, gelesen vor dem Start der Engine",
   "Free-space check": "Prüfung des freien Speichers",
+  "Open-tab marks": "Markierungen offener Tabs",
+  "one small key per open Quire tab, so that a browser that was killed is noticed at the next start and the storage is made safe before anything is written":
+    "ein kleiner Schlüssel je offenem Quire-Tab, damit ein abgestürzter oder beendeter Browser beim nächsten Start bemerkt und der Speicher gesichert wird, bevor etwas geschrieben wird",
   "an empty file that Quire writes into for a moment, to see whether a large write will fit": "eine leere Datei, in die Quire kurz schreibt, um zu prüfen, ob ein großer Speichervorgang Platz hat",
   // badges (data/badges.json): name, then description
   "First page": "Erste Seite", "Add and index your first source.": "Die erste Quelle hinzufügen und indizieren.",

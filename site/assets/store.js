@@ -59,7 +59,7 @@ var QuireStore = (function () {
   var SEAL_PIECE = 40000;  // under Chromium's 64 KiB threshold, so the values stay in the log
   var TORN_KEY = 'quire.storageTorn';  // localStorage: the flag outlives the tab (page only)
   var SEAL = { name: 'seal', version: 1, stores: ['kv'] };
-  var torn = false, sealing = null;
+  var torn = false, sealing = null, sealed = 0;
   var storageChannel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('quire.storage') : null;
 
   function remember(flag) {
@@ -78,41 +78,96 @@ var QuireStore = (function () {
   /* A browser killed or crashed in the middle of a write tears the log the same way: the
    * next session appends after the torn record, and the start after that finds the checksum
    * mismatch and deletes everything (seen after SIGKILL during a Train's commit, then one
-   * more session: tests/test_kill_browser.py).  So every tab keeps a key in localStorage
-   * and holds a Web Lock of the same name while it is open, and removes the key when it
-   * goes (pagehide).  A key whose lock nobody holds is a session that ended without
-   * closing: the log is then treated as torn (one seal, 5 MiB, before the first write).
-   * Until the locks have answered, any other key counts as such a session. */
-  var SESSION_PREFIX = 'quire.session.';
-  var sessionKey = null;
-  function watchSessions() {
-    if (typeof localStorage === 'undefined' || typeof addEventListener !== 'function') return;
-    var tornBefore = torn, others;
-    try {
-      others = Object.keys(localStorage).filter(function (k) { return k.indexOf(SESSION_PREFIX) === 0; });
-      sessionKey = SESSION_PREFIX + Date.now().toString(36) + Math.random().toString(36).slice(2, 8);
-      localStorage.setItem(sessionKey, '1');
-    } catch (e) { return; /* refused: the flag from TORN_KEY still holds */ }
-    var locks = typeof navigator !== 'undefined' && navigator.locks;
-    if (locks) locks.request(sessionKey, function () { return new Promise(function () {}); }).catch(function () {});
-    addEventListener('pagehide', function () { try { localStorage.removeItem(sessionKey); } catch (e) { /* refused */ } });
-    addEventListener('pageshow', function (e) {  // back from the back-forward cache
-      if (e.persisted) try { localStorage.setItem(sessionKey, '1'); } catch (err) { /* refused */ }
-    });
-    if (!others.length) return;
-    torn = true;
-    if (!locks) { remember(true); return; }
-    locks.query().then(function (state) {
-      var held = {};
-      (state.held || []).forEach(function (l) { held[l.name] = true; });
-      var gone = others.filter(function (k) { return !held[k]; });
-      gone.forEach(function (k) { try { localStorage.removeItem(k); } catch (e) { /* refused */ } });
-      if (gone.length) remember(true);  // until the seal: it outlives this tab too
-      else if (!tornBefore && !sealing && torn) torn = false;  // only open tabs: nothing was cut short
-    }, function () { remember(true); });
+   * more session: tests/test_kill_browser.py).  So each tab leaves a mark that it is open,
+   * holds a Web Lock of the same name while it is, and says "closed" when it goes
+   * (pagehide).  At the next start, a mark whose lock nobody holds and that never said
+   * "closed" is a session that ended without closing: the log is then treated as torn
+   * (one seal, 5 MiB, before the first write).
+   *
+   * The mark is written twice.  localStorage alone is not enough: Chromium saves it a few
+   * seconds after a change, so a browser killed within those seconds of opening left no
+   * mark (a clean-clone CI run lost its library that way).  A key in quire.main's IndexedDB
+   * is on disk as soon as its transaction completes (a kill cannot undo a write the process
+   * has made), so it is written first thing, once this start has been judged: until then
+   * no write goes out, from the page or the engine (see checked()).  "closed" stays in
+   * localStorage: a mark from IndexedDB with no "closed" beside it was cut short. */
+  var SESSION_PREFIX = 'quire.session.';  // localStorage: '1' while the tab is open, 'closed' after
+  var MARK_PREFIX = 'session:';           // quire.main / kv: {started}, one per open tab
+  var JUDGE_WAIT = 10000;  // ms: marks that cannot be read by then are judged from localStorage alone
+  var sessionId = null, judging = null, judged = null;
+
+  /* Hold writes until judge(torn) (the engine's worker is told by the page). */
+  function hold() {
+    if (!judging) judging = new Promise(function (resolve) { judged = resolve; });
+    return judging;
   }
+  var cutShort = false;  // did this start find a session that ended without closing?
+  function judge(cut) {
+    cutShort = cutShort || !!cut;
+    if (cut) setTorn(true, typeof localStorage === 'undefined');
+    var done = judged;
+    judging = judged = null;
+    if (done) done(torn);
+  }
+
+  function marks() {
+    return run(mainConn, ['kv'], 'readonly', function (t) {
+      return request(t.objectStore('kv').getAllKeys(IDBKeyRange.bound(MARK_PREFIX, MARK_PREFIX + '\uffff')));
+    }, 'read its open-tab marks').then(function (keys) { return keys.map(function (k) { return k.slice(MARK_PREFIX.length); }); });
+  }
+  function mark(put, deletes) {
+    return run(mainConn, ['kv'], 'readwrite', function (t) {
+      var kv = t.objectStore('kv');
+      (deletes || []).forEach(function (id) { kv.delete(MARK_PREFIX + id); });
+      if (put) kv.put({ started: Date.now() }, MARK_PREFIX + put);
+    }, 'save its open-tab mark');
+  }
+
+  function watchSessions() {
+    if (typeof localStorage === 'undefined' || typeof addEventListener !== 'function') return;  // the page only
+    var id = Date.now().toString(36) + Math.random().toString(36).slice(2, 8);
+    var said = {};  // id -> what localStorage says of that session
+    try {
+      Object.keys(localStorage).forEach(function (k) {
+        if (k.indexOf(SESSION_PREFIX) === 0) said[k.slice(SESSION_PREFIX.length)] = localStorage.getItem(k);
+      });
+      localStorage.setItem(SESSION_PREFIX + id, '1');
+    } catch (e) { return; /* refused: the flag from TORN_KEY still holds */ }
+    sessionId = id;
+    hold();
+    var locks = typeof navigator !== 'undefined' && navigator.locks;
+    if (locks) locks.request(SESSION_PREFIX + id, function () { return new Promise(function () {}); }).catch(function () {});
+    addEventListener('pagehide', function () {
+      try { localStorage.setItem(SESSION_PREFIX + id, 'closed'); } catch (e) { /* refused */ }
+      if (!judging) mark(null, [id]).catch(function () {});  // may not finish as the tab goes: "closed" says it
+    });
+    addEventListener('pageshow', function (e) {  // back from the back-forward cache
+      if (!e.persisted) return;
+      try { localStorage.setItem(SESSION_PREFIX + id, '1'); } catch (err) { /* refused */ }
+      mark(id).catch(function () {});
+    });
+    var timer;
+    var stored = Promise.race([marks(), new Promise(function (resolve) { timer = setTimeout(resolve, JUDGE_WAIT, null); })])
+      .then(function (ids) { clearTimeout(timer); return ids; }, function () { clearTimeout(timer); return null; });
+    var held = locks ? locks.query().then(function (state) {
+      var out = {};
+      (state.held || []).forEach(function (l) { out[l.name] = true; });
+      return out;
+    }, function () { return null; }) : Promise.resolve(null);
+    Promise.all([stored, held]).then(function (r) {
+      var ids = {};
+      (r[0] || []).forEach(function (x) { ids[x] = true; });
+      Object.keys(said).forEach(function (x) { ids[x] = true; });
+      // Without locks no open tab can be told from a cut one: every mark that did not say "closed" counts.
+      var gone = Object.keys(ids).filter(function (x) { return x !== id && !(r[1] && r[1][SESSION_PREFIX + x]); });
+      var cut = gone.filter(function (x) { return said[x] !== 'closed'; });
+      judge(cut.length > 0);
+      gone.forEach(function (x) { try { localStorage.removeItem(SESSION_PREFIX + x); } catch (e) { /* refused */ } });
+      return mark(id, gone.filter(function (x) { return r[0] && r[0].indexOf(x) >= 0; }));
+    }).catch(function () { if (judging) judge(true); });
+  }
+
   if (storageChannel) storageChannel.onmessage = function (e) { if (e.data && 'torn' in e.data) { torn = !!e.data.torn; remember(torn); } };
-  watchSessions();
 
   /* Did this failed write (or open) touch the disk?  Then the log may be torn. */
   function tearing(err) {
@@ -216,6 +271,7 @@ var QuireStore = (function () {
       return fill().then(empty).then(function () { db.close(); }, function (err) { try { db.close(); } catch (e) {} throw err; });
     }).then(function () {
       sealing = null;
+      sealed += 1;
       setTorn(false);
     }, function (err) {
       sealing = null;
@@ -292,6 +348,7 @@ var QuireStore = (function () {
    * that cannot start because the connection closed is retried once on a new one:
    * nothing of it ran, so the retry cannot apply anything twice. */
   function run(conn, stores, mode, fn, what, retried) {
+    if (mode === 'readwrite' && judging) return judging.then(function () { return run(conn, stores, mode, fn, what, retried); });
     if (mode === 'readwrite' && torn) return seal().then(function () { return run(conn, stores, mode, fn, what, retried); });
     return conn.get().then(function (db) {
       var t;
@@ -344,6 +401,7 @@ var QuireStore = (function () {
 
   var mainConn = connection(MAIN);
   function main() { return mainConn.get(); }
+  watchSessions();
 
   function tx(storeName, mode, fn, what) {
     return run(mainConn, [storeName], mode, function (t) { return fn(t.objectStore(storeName)); }, what);
@@ -510,6 +568,26 @@ var QuireStore = (function () {
     get: function (key) { return tx('kv', 'readonly', function (s) { return request(s.get(key)); }, 'read a setting'); },
     set: function (key, value) { return tx('kv', 'readwrite', function (s) { s.put(value, key); }, 'save a setting'); },
     del: function (key) { return tx('kv', 'readwrite', function (s) { s.delete(key); }, 'save a setting'); },
-    clearMain: function () { return tx('kv', 'readwrite', function (s) { s.clear(); }, 'erase settings'); },
+    // Erase all: every setting, but not the open-tab marks (this tab's and others' are still open).
+    clearMain: function () {
+      return tx('kv', 'readwrite', function (s) {
+        return request(s.getAllKeys()).then(function (keys) {
+          keys.forEach(function (k) { if (String(k).indexOf(MARK_PREFIX) !== 0) s.delete(k); });
+        });
+      }, 'erase settings');
+    },
+    /* The engine's worker: hold its writes until the page has judged this start (then judge). */
+    hold: hold,
+    judge: judge,
+    /* The page: resolves with torn once this start is judged (at once if nothing is pending). */
+    checked: function () { return judging ? judging : Promise.resolve(torn); },
+    pending: function () { return !!judging; },
+    cutShort: function () { return cutShort; },
+    sealed: function () { return sealed; },  // torn logs this page (or worker) has retired
+    /* The open-tab marks in IndexedDB (for the Privacy panel): [{key, bytes}]. */
+    marks: function () {
+      return marks().then(function (ids) { return ids.map(function (x) { return { key: MARK_PREFIX + x, bytes: MARK_PREFIX.length + x.length + 16 }; }); });
+    },
+    SESSION_PREFIX: SESSION_PREFIX,
   };
 })();

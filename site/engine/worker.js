@@ -384,7 +384,10 @@
       case 'init':
         // A write failed on the disk in an earlier session and the log was not retired yet (store.js).
         if (msg.config.storageTorn) QuireStore.setTorn(true);
+        // ...or the page has not yet judged whether the last session was cut short (store.js).
+        if (msg.config.storagePending) QuireStore.hold();
         booted = boot(msg.config); booted.catch(function () {}); break;
+      case 'storage-judged': QuireStore.judge(msg.torn); break;
       case 'asset': QuireAssets.receive(msg.name, msg.gz, msg.bytes); break;
       case 'asset-failed': QuireAssets.fail(msg.name, msg.kind, msg.message); break;
       case 'call': call(msg); break;

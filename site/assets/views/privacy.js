@@ -97,7 +97,7 @@
     QuireUI.fill(inventory, h('table', { class: 'sources inventory' },
       h('thead', null, h('tr', null, INV_COLS.map(function (c) { return h('th', { scope: 'col' }, c); }))),
       h('tbody', null, p.rows.map(function (r) {
-        return h('tr', { testid: 'inventory-row', dataset: { bucket: r.bucket, bytes: String(r.bytes) } },
+        return h('tr', { testid: 'inventory-row', dataset: { bucket: r.bucket, bytes: String(r.bytes), count: String(r.count) } },
           h('td', null, h('strong', null, QuireI18n.engine(r.what))), h('td', { class: 'muted', 'data-label': INV_COLS[1] }, QuireI18n.engine(r.holds)),
           h('td', { class: 'num', 'data-label': INV_COLS[2] }, QuireI18n.number(r.count)),
           h('td', { class: 'num', testid: 'inventory-size', 'data-label': INV_COLS[3] }, r.size), h('td', { 'data-label': INV_COLS[4] }, h('code', null, r.where)));
