@@ -94,3 +94,36 @@ def test_without_a_model_server_search_is_keyword_only_and_says_so(context, buil
     page.get_by_test_id("search-input").fill("Which volcano eruption made the magma that cools?")
     page.get_by_test_id("search-button").click()
     page.get_by_test_id("search-note").get_by_text("No passage matches these words well").wait_for()
+
+
+def test_only_the_newest_search_is_shown_when_an_older_answer_comes_later(context, built_dist, serve, page_log):
+    # A search waits for the embedding server, and that wait varies: the answer to "basalt" could
+    # arrive after the answer to "mitochondria" and replace it under the newer words in the box.
+    page = page_log.attach(context.new_page())
+    page.set_default_timeout(120_000)
+    page.goto(serve(built_dist).url + "#search")
+    wait_ready(page)
+    page.evaluate("(docs) => quire.stage(docs).then(() => quire.train())", DOCS)
+    page.evaluate("""() => {
+        const call = quire.search.bind(quire);
+        window.heldSearches = [];
+        quire.search = (...args) => {  // asked at once, answered when released
+            const answer = call(...args);
+            return new Promise((resolve, reject) => window.heldSearches.push(() => answer.then(resolve, reject)));
+        };
+    }""")
+    for words in ("basalt lava", "mitochondria ATP"):
+        page.get_by_test_id("search-input").fill(words)
+        page.get_by_test_id("search-button").click()
+    page.evaluate("async () => { await window.heldSearches[1](); await window.heldSearches[0](); await new Promise(r => setTimeout(r, 0)); }")
+    sources = page.eval_on_selector_all('[data-testid="search-hit"]', "hs => hs.map(h => h.textContent)")
+    assert sources and "mitochondria" in sources[0] and not any("Basalt" in s for s in sources[:1])
+    assert page.get_by_test_id("search-results").get_attribute("aria-busy") is None
+    # a search still out when everything is erased does not refill the emptied view
+    page.get_by_test_id("search-input").fill("granite")
+    page.get_by_test_id("search-button").click()
+    page.wait_for_function("() => window.heldSearches.length === 3")
+    page.evaluate("quire.eraseAll()")
+    page.evaluate("async () => { await window.heldSearches[2](); await new Promise(r => setTimeout(r, 0)); }")
+    assert page.get_by_test_id("search-hit").count() == 0 and page.get_by_test_id("search-input").input_value() == ""
+    assert not page_log.errors, page_log.errors

@@ -24,6 +24,8 @@
     document.addEventListener('quire:library-changed', meaningStatus);
     document.addEventListener('quire:llm-status', meaningStatus);
     document.addEventListener('quire:erased', function () {
+      searches++;  // a search still running would refill what was just erased
+      results.removeAttribute('aria-busy');
       input.value = '';
       note.textContent = '';
       QuireUI.clear(results);
@@ -90,13 +92,16 @@
     return null;
   }
 
+  var searches = 0;  // only the newest search's answer is shown (an older one can arrive later)
   function run() {
     var query = input.value.trim();
     if (!query) return;
+    var mine = ++searches;
     var t0 = performance.now();
     note.textContent = t('Searching…');
     results.setAttribute('aria-busy', 'true');  // screen readers wait; tests too
     q.search(query, { k: 10, scope: scopeValue() }).then(function (hits) {
+      if (mine !== searches) return;
       results.removeAttribute('aria-busy');
       var ms = Math.round(performance.now() - t0);
       var weak = hits.length && !hits.some(function (x) { return x.relevance != null && x.relevance >= WEAK; });
@@ -106,7 +111,11 @@
           + (weak ? '. ' + t('No passage matches these words well; the closest ones are below.') : '')
         : t(scopeSelect.value ? 'No passage matches “{query}” in this scope.' : 'No passage matches “{query}”.', { query: query });
       render(hits, query);
-    }, function (err) { results.removeAttribute('aria-busy'); note.textContent = QuireI18n.engine(err.message); });
+    }, function (err) {
+      if (mine !== searches) return;
+      results.removeAttribute('aria-busy');
+      note.textContent = QuireI18n.engine(err.message);
+    });
   }
 
   function marked(text, spans) {
