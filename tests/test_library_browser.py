@@ -5,7 +5,7 @@ import base64
 import pytest
 
 import fixtures_docs
-from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready
+from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -228,3 +228,32 @@ def test_a_folder_is_added_with_everything_in_it(context, built_dist, serve, tmp
     assert sorted(r[0] for r in rows(page)) == ["intro.md", "rivers.md"]
     assert "2 added" in train_in_page(page)
     assert page.evaluate("quire.search('meanders')")[0]["source"] == "rivers.md"
+
+
+def test_a_category_being_typed_survives_the_table_refreshing(context, built_dist, serve, page_log):
+    # Any change (another row's category, a Train ending, another tab) rebuilds the table; the
+    # category being typed in a row was replaced by the stored one and lost its focus.
+    page = page_log.attach(context.new_page())
+    page.set_default_timeout(120_000)
+    page.goto(serve(built_dist).url)
+    wait_ready(page)
+    page.evaluate("""() => quire.stage([{name: 'a.md', text: '# A\\nAlpha basalt.'}, {name: 'b.md', text: '# B\\nBeta granite.'}])
+        .then(() => quire.train())""")
+    page.evaluate("document.dispatchEvent(new CustomEvent('quire:library-changed'))")
+    page.evaluate("""() => { const set = quire.setCategory.bind(quire); window.saved = [];
+        quire.setCategory = (id, c) => { window.saved.push(c); return set(id, c); }; }""")
+    box = page.locator("[data-testid=source-row][data-name='b.md'] input.cat")
+    box.click()
+    page.keyboard.type("Geol")
+    page.evaluate("""() => new Promise(resolve => {
+        const seen = new MutationObserver(() => { seen.disconnect(); resolve(); });
+        seen.observe(document.querySelector('[data-testid=source-list]'), {childList: true, subtree: true});
+        document.dispatchEvent(new CustomEvent('quire:library-changed'));
+    })""")  # until the table has been rebuilt
+    page.wait_for_function("() => document.querySelector('[data-testid=source-row][data-name=\"b.md\"] input.cat') === document.activeElement")
+    page.keyboard.type("ogy")
+    page.keyboard.press("Enter")
+    wait_until(page, "quire.sources().then(ss => ss.some(s => s.name === 'b.md' && s.category === 'Geology'))")
+    assert page.evaluate("window.saved") == ["Geology"]  # never the half-typed one
+    assert {s["name"]: s.get("category") for s in page.evaluate("quire.sources()")} == {"a.md": None, "b.md": "Geology"}
+    assert not page_log.errors, page_log.errors

@@ -108,8 +108,14 @@
   var ROW_BATCH = 150, renderToken = 0;
 
   function sourceRow(s, COLS) {
+    var savedCat = s.category || '';
+    function saveCat() {  // on change, and on blur (a value put back after a refresh fires no change)
+      if (cat.value === savedCat || cat.dataset.replaced) return;  // a row being rebuilt hands its text on
+      savedCat = cat.value;
+      q.setCategory(s.id, cat.value).then(refresh, function (e) { QuireUI.toast(e.message, 'error'); });
+    }
     var cat = h('input', { type: 'text', value: s.category || '', list: 'quire-categories', 'aria-label': t('Category of {name}', { name: s.name }), class: 'cat', disabled: s.status === 'failed',
-      onchange: function () { q.setCategory(s.id, cat.value).then(refresh, function (e) { QuireUI.toast(e.message, 'error'); }); } });
+      onchange: saveCat, onblur: saveCat });
     var lang = h('select', { class: 'lang', testid: 'source-language', 'aria-label': t('Language of {name}', { name: s.name }), disabled: s.status !== 'trained',
       onchange: function () { q.setLanguage(s.id, lang.value).then(function () { QuireUI.toast(t('{name} is now read as {language}.', { name: s.name, language: LANG[lang.value] })); refresh(); }, function (e) { QuireUI.toast(e.message, 'error'); }); } },
       Object.keys(LANG).map(function (k) { return h('option', { value: k }, LANG[k]); }));
@@ -139,6 +145,13 @@
 
   function render(sources, categories) {
     var token = ++renderToken;  // a newer render stops this one's remaining batches
+    // A category being typed survives the rebuild (a Train ending, another row's change).
+    var active = document.activeElement, editing = null;
+    if (active && active.classList && active.classList.contains('cat') && list.contains(active)) {
+      var row = active.closest('[data-testid="source-row"]');
+      editing = row && { id: row.dataset.id, value: active.value, start: active.selectionStart, end: active.selectionEnd };
+      active.dataset.replaced = '1';  // its removal blurs it: that is not the user's change
+    }
     QuireUI.clear(datalist);
     categories.forEach(function (c) { datalist.appendChild(h('option', { value: c })); });
     var pending = sources.filter(function (s) { return s.status === 'staged'; }).length;
@@ -167,6 +180,13 @@
       var rows = document.createDocumentFragment();
       sources.slice(from, from + ROW_BATCH).forEach(function (s) { rows.appendChild(sourceRow(s, COLS)); });
       body.appendChild(rows);
+      var back = editing && body.querySelector('[data-testid="source-row"][data-id="' + CSS.escape(editing.id) + '"] input.cat');
+      if (back) {
+        back.value = editing.value;
+        back.focus();
+        try { back.setSelectionRange(editing.start, editing.end); } catch (e) { /* not a text field after all */ }
+        editing = null;
+      }
       if (from + ROW_BATCH < sources.length) {
         list.setAttribute('aria-busy', 'true');
         setTimeout(function () { more(from + ROW_BATCH); }, 0);
