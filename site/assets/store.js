@@ -146,15 +146,16 @@ var QuireStore = (function () {
       try { localStorage.setItem(SESSION_PREFIX + id, '1'); } catch (err) { /* refused */ }
       mark(id).catch(function () {});
     });
-    var timer;
-    var stored = Promise.race([marks(), new Promise(function (resolve) { timer = setTimeout(resolve, JUDGE_WAIT, null); })])
-      .then(function (ids) { clearTimeout(timer); return ids; }, function () { clearTimeout(timer); return null; });
+    var stored = marks().then(null, function () { return null; });
     var held = locks ? locks.query().then(function (state) {
       var out = {};
       (state.held || []).forEach(function (l) { out[l.name] = true; });
       return out;
     }, function () { return null; }) : Promise.resolve(null);
-    Promise.all([stored, held]).then(function (r) {
+    var timer;
+    var late = new Promise(function (resolve) { timer = setTimeout(resolve, JUDGE_WAIT, [null, null]); });
+    Promise.race([Promise.all([stored, held]), late]).then(function (r) {
+      clearTimeout(timer);
       var ids = {};
       (r[0] || []).forEach(function (x) { ids[x] = true; });
       Object.keys(said).forEach(function (x) { ids[x] = true; });
