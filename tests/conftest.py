@@ -157,6 +157,47 @@ def wait_until(page, condition: str, every_ms: int = 100):
                          f"await new Promise(r => setTimeout(r, {every_ms})); }} }}")
 
 
+HOLD_JS = """([names, askedNow]) => {
+    window.held = window.held || {};
+    for (const name of names) {
+        const call = quire[name].bind(quire), queue = window.held[name] = [];
+        queue.call = call;
+        quire[name] = (...args) => {
+            const answer = askedNow ? call(...args) : null;
+            return new Promise((resolve, reject) => {
+                let going = null;  // released once, however often asked
+                queue.push(() => going || (going = (answer || call(...args)).then(resolve, reject)));
+            });
+        };
+    }
+}"""
+
+
+def hold(page, *names: str, asked_now: bool = False) -> None:
+    """A slow engine on demand: every later ``quire.<name>(...)`` waits until ``release``.  By
+    default the call itself waits (the engine is busy); with ``asked_now`` it reaches the engine
+    at once and only its answer waits (an answer that arrives late)."""
+    page.evaluate(HOLD_JS, [list(names), asked_now])
+
+
+def held(page, name: str) -> int:
+    """How many calls of ``quire.<name>`` are waiting (released ones included)."""
+    return page.evaluate("(n) => window.held[n].length", name)
+
+
+def release(page, name: str, i: int) -> None:
+    """Let the i-th held call of ``quire.<name>`` go, and return once its answer (and the page's
+    handlers of it, up to the next task) have run."""
+    page.evaluate("async ([n, i]) => { await window.held[n][i]().catch(() => {}); await new Promise(r => setTimeout(r, 0)); }",
+                  [name, i])
+
+
+def unhold(page) -> None:
+    """The real calls back, and every call still waiting let go."""
+    page.evaluate("() => { for (const [n, q] of Object.entries(window.held || {})) { quire[n] = q.call; q.forEach(f => f()); } "
+                  "window.held = {}; }")
+
+
 def wait_ready(page) -> dict:
     """Await ``window.quire.ready`` (the page's own readiness signal); return ``status()``."""
     page.wait_for_function("() => window.quire && window.quire.ready")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, PageLog, wait_ready
+from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, PageLog, held, hold, release, unhold, wait_ready
 from ollama_server import OllamaStub
 
 pytestmark = pytest.mark.browser
@@ -122,20 +122,6 @@ def test_full_chat_in_the_ask_view_over_http(context, built_dist, serve, stub, p
     assert not page_log.errors, page_log.errors
 
 
-HOLD = """(names) => {
-    window.held = {};
-    window.unhold = () => { for (const name of names) { quire[name] = window.held[name].call; window.held[name].forEach(f => f()); } };
-    for (const name of names) {
-        const call = quire[name].bind(quire);
-        window.held[name] = [];
-        window.held[name].call = call;
-        quire[name] = (...args) => new Promise((resolve, reject) =>
-            window.held[name].push(() => call(...args).then(resolve, reject)));
-    }
-}"""
-RELEASE = """async ([name, i]) => { await window.held[name][i](); await new Promise(r => setTimeout(r, 0)); }"""
-
-
 def test_new_chat_is_not_replaced_by_a_chat_that_finishes_opening_late(context, built_dist, serve, stub, page_log):
     # Entering Ask lists the chats and opens the newest; if either answer arrives after the user
     # clicked "New chat" (a busy engine, a slow disk), the old chat used to replace the new one,
@@ -144,38 +130,38 @@ def test_new_chat_is_not_replaced_by_a_chat_that_finishes_opening_late(context, 
     setup(page, stub.url)
     stub.enqueue_chat("Mitosis makes two identical cells [1].")
     first = page.evaluate(ASK_API, ["What does mitosis make?", {}])["session"]
-    page.evaluate(HOLD, ["chatSessions", "chatSession"])
+    hold(page, "chatSessions", "chatSession")
     # the list arrives late
     page.evaluate("location.hash = '#ask'")
     page.wait_for_function("() => window.held.chatSessions.length === 1")
     page.get_by_test_id("chat-new").click()
-    page.evaluate(RELEASE, ["chatSessions", 0])
-    assert page.evaluate("window.held.chatSession.length") == 0 and page.get_by_test_id("msg-user").count() == 0
+    release(page, "chatSessions", 0)
+    assert held(page, "chatSession") == 0 and page.get_by_test_id("msg-user").count() == 0
     # the newest chat arrives late
     page.evaluate("location.hash = '#library'")
     page.evaluate("location.hash = '#ask'")
     page.wait_for_function("() => window.held.chatSessions.length === 2")
-    page.evaluate(RELEASE, ["chatSessions", 1])
+    release(page, "chatSessions", 1)
     page.wait_for_function("() => window.held.chatSession.length === 1")
     page.get_by_test_id("chat-new").click()
-    page.evaluate(RELEASE, ["chatSession", 0])
+    release(page, "chatSession", 0)
     assert page.get_by_test_id("msg-user").count() == 0
     stub.enqueue_chat("Basalt cools quickly [1].")
     ask_in_ui(page, "How does basalt form?")
     page.wait_for_function("() => window.held.chatSession.length === 2")
-    page.evaluate(RELEASE, ["chatSession", 1])
+    release(page, "chatSession", 1)
     wait_answered(page, 1)
-    page.evaluate("window.unhold()")
+    unhold(page)
     sessions = page.evaluate("quire.chatSessions()")
     assert len(sessions) == 2 and sessions[0]["id"] != first and sessions[0]["title"] == "How does basalt form?"
     assert page.get_by_test_id("msg-user").all_inner_texts()[0].startswith("How does basalt form?")
     # a scope saved for one chat while the user opens another is not shown as the other's
-    page.evaluate(HOLD, ["setChatScope"])
+    hold(page, "setChatScope")
     page.get_by_test_id("chat-scope").select_option("cat:Geology")
     page.wait_for_function("() => window.held.setChatScope.length === 1")
     page.locator(f"[data-testid=chat-session][data-id='{first}'] [data-testid=chat-open]").click()
     page.wait_for_function("() => document.querySelector('[data-testid=msg-user]').textContent.startsWith('What does mitosis')")
-    page.evaluate(RELEASE, ["setChatScope", 0])
+    release(page, "setChatScope", 0)
     assert page.get_by_test_id("chat-scope-label").inner_text() == "Answering from all your documents."
     assert page.evaluate("async (id) => (await quire.chatSession(id)).scope", first) is None
     assert page.evaluate("async (id) => (await quire.chatSession(id)).scope", sessions[0]["id"]) == {"category": "Geology"}

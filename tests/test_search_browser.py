@@ -3,7 +3,7 @@ after a browser restart, one-click re-embedding, and keyword-only search with no
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, wait_ready
+from conftest import CHROMIUM, CHROMIUM_ARGS, hold, release, wait_ready
 from ollama_server import OllamaStub
 
 pytestmark = pytest.mark.browser
@@ -104,26 +104,20 @@ def test_only_the_newest_search_is_shown_when_an_older_answer_comes_later(contex
     page.goto(serve(built_dist).url + "#search")
     wait_ready(page)
     page.evaluate("(docs) => quire.stage(docs).then(() => quire.train())", DOCS)
-    page.evaluate("""() => {
-        const call = quire.search.bind(quire);
-        window.heldSearches = [];
-        quire.search = (...args) => {  // asked at once, answered when released
-            const answer = call(...args);
-            return new Promise((resolve, reject) => window.heldSearches.push(() => answer.then(resolve, reject)));
-        };
-    }""")
+    hold(page, "search", asked_now=True)
     for words in ("basalt lava", "mitochondria ATP"):
         page.get_by_test_id("search-input").fill(words)
         page.get_by_test_id("search-button").click()
-    page.evaluate("async () => { await window.heldSearches[1](); await window.heldSearches[0](); await new Promise(r => setTimeout(r, 0)); }")
+    release(page, "search", 1)
+    release(page, "search", 0)
     sources = page.eval_on_selector_all('[data-testid="search-hit"]', "hs => hs.map(h => h.textContent)")
     assert sources and "mitochondria" in sources[0] and not any("Basalt" in s for s in sources[:1])
     assert page.get_by_test_id("search-results").get_attribute("aria-busy") is None
     # a search still out when everything is erased does not refill the emptied view
     page.get_by_test_id("search-input").fill("granite")
     page.get_by_test_id("search-button").click()
-    page.wait_for_function("() => window.heldSearches.length === 3")
+    page.wait_for_function("() => window.held.search.length === 3")
     page.evaluate("quire.eraseAll()")
-    page.evaluate("async () => { await window.heldSearches[2](); await new Promise(r => setTimeout(r, 0)); }")
+    release(page, "search", 2)
     assert page.get_by_test_id("search-hit").count() == 0 and page.get_by_test_id("search-input").input_value() == ""
     assert not page_log.errors, page_log.errors

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, wait_ready
+from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, held, hold, release, wait_ready
 from ollama_server import OllamaStub
 
 pytestmark = pytest.mark.browser
@@ -230,17 +230,6 @@ def test_flashcards_workshop_mindmap_and_prompt_override(playwright_instance, bu
     ctx.close()
 
 
-HOLD = """(names) => {
-    window.held = {};
-    for (const name of names) {
-        const call = quire[name].bind(quire);
-        window.held[name] = [];
-        quire[name] = (...args) => new Promise((resolve, reject) =>
-            window.held[name].push(() => call(...args).then(resolve, reject)));
-    }
-}"""
-
-
 def test_the_lesson_and_template_last_chosen_stay_when_answers_come_late(playwright_instance, built_dist, serve, tmp_path, stub):
     # A lesson takes a model a minute to write; the user clicks another meanwhile. The first used to
     # fill (or replace) the panel when it arrived, and a double click on "done" flipped its label
@@ -254,16 +243,16 @@ def test_the_lesson_and_template_last_chosen_stay_when_answers_come_late(playwri
     stub.enqueue_chat(json.dumps(OUTLINE))
     generate_in_page(page, "workshop")
     links = page.get_by_test_id("lesson-link")
-    page.evaluate(HOLD, ["openLesson"])
+    hold(page, "openLesson")
     links.nth(0).click()
     links.nth(1).click()
     links.nth(1).click()  # already being written: not asked for twice
-    assert page.evaluate("window.held.openLesson.length") == 2
+    assert held(page, "openLesson") == 2
     stub.enqueue_chat(json.dumps({**LESSON, "title": "Mitosis versus meiosis"}))
-    page.evaluate("() => window.held.openLesson[1]()")
+    release(page, "openLesson", 1)
     page.get_by_test_id("lesson-title").wait_for()
     stub.enqueue_chat(json.dumps(LESSON))
-    page.evaluate("() => window.held.openLesson[0]()")
+    release(page, "openLesson", 0)
     page.wait_for_function("() => document.querySelectorAll('[data-testid=lesson-link].written').length === 2")
     assert page.get_by_test_id("lesson-title").inner_text() == "Mitosis versus meiosis"
     page.get_by_test_id("lesson-done").dblclick()
@@ -304,7 +293,7 @@ def test_a_set_finishing_while_the_user_reviews_another_does_not_replace_it(play
     page.get_by_test_id("player-back").click()
     sets = page.evaluate("quire.studySets()")
     assert sorted(s["kind"] for s in sets) == ["flashcards", "quiz"]
-    page.evaluate(HOLD, ["generate", "openSet"])
+    hold(page, "generate", "openSet")
     stub.enqueue_chat(json.dumps(MAP))
     page.get_by_test_id("tool-mindmap").click()
     page.get_by_test_id("study-generate").click()
@@ -312,13 +301,14 @@ def test_a_set_finishing_while_the_user_reviews_another_does_not_replace_it(play
     cards = page.locator("[data-testid=study-set][data-kind=flashcards] [data-testid=set-open]")
     quiz.click()
     cards.click()
-    page.evaluate("async () => { await window.held.openSet[1](); await window.held.openSet[0](); }")
+    release(page, "openSet", 1)
+    release(page, "openSet", 0)
     page.get_by_test_id("player-title").wait_for()
     assert page.get_by_test_id("flash-reviewer").count() == 1 and page.get_by_test_id("quiz-player").count() == 0
     title = page.get_by_test_id("player-title").inner_text()
-    page.evaluate("async () => { await window.held.generate[0](); }")
+    release(page, "generate", 0)
     page.wait_for_function("() => !document.querySelector('[data-testid=study-generate]').disabled")
-    assert page.evaluate("window.held.openSet.length") == 2  # the new map was not opened over the deck
+    assert held(page, "openSet") == 2  # the new map was not opened over the deck
     assert page.get_by_test_id("player-title").inner_text() == title
     assert page.locator("[data-testid=toast]", has_text="It is on the shelf under").count() == 1
     assert sorted(s["kind"] for s in page.evaluate("quire.studySets()")) == ["flashcards", "mindmap", "quiz"]

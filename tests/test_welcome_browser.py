@@ -3,7 +3,7 @@ click (over http and from file://), its suggestions working without a model, and
 
 import pytest
 
-from conftest import wait_ready
+from conftest import hold, release, wait_ready
 
 pytestmark = pytest.mark.browser
 
@@ -134,14 +134,10 @@ def test_german_page_suggests_german_questions_that_find_their_passages(mode, co
 def test_a_sample_quiz_finishing_after_the_user_left_does_not_pull_them_back(context, built_dist, serve, page_log):
     page = open_page(context, built_dist, serve, page_log, "http")
     load_sample(page)
-    page.evaluate("""() => {
-        const call = quire.generate.bind(quire);
-        window.heldGenerate = [];
-        quire.generate = (...args) => new Promise((resolve, reject) => window.heldGenerate.push(() => call(...args).then(resolve, reject)));
-    }""")
+    hold(page, "generate")
     page.get_by_test_id("sample-quiz").click()
     page.get_by_test_id("nav-ask").click()
-    page.evaluate("async () => { await window.heldGenerate[0](); }")
+    release(page, "generate", 0)
     page.wait_for_function("() => [...document.querySelectorAll('.toast')].some(t => t.textContent.includes('Your quiz is ready under Study.'))")
     assert page.evaluate("location.hash") == "#ask" and not page.get_by_test_id("view-ask").is_hidden()
     assert [s["kind"] for s in page.evaluate("quire.studySets()")] == ["quiz"]
