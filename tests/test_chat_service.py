@@ -289,3 +289,96 @@ def test_chats_used_within_one_second_list_in_the_order_they_were_used(stub):
     orders = run(go())
     assert orders[0] == [f"chat {i}" for i in reversed(range(6))]
     assert orders[1:] == [["chat 2 again"], ["chat 0 again"], ["chat 4 again"]]
+
+
+def slow_answers(q, monkeypatch):
+    """Every answer waits for its gate (an answer that streams for minutes); the gates, in order."""
+    svc = chat_service.service(q)
+    original, gates = svc._without_model, []
+
+    async def slow(turn, question, hits):
+        gate = asyncio.Event()
+        gates.append(gate)
+        await gate.wait()
+        return await original(turn, question, hits)
+    monkeypatch.setattr(svc, "_without_model", slow)
+    return gates
+
+
+async def until(gates, n):
+    while len(gates) < n:
+        await asyncio.sleep(0)
+
+
+def test_an_answer_saved_after_minutes_keeps_what_changed_in_the_chat_meanwhile(stub, monkeypatch):
+    # The answer used to save the chat as it was loaded when the question was asked: a rename or
+    # a new scope made meanwhile was undone, a deleted chat came back, and of two questions sent
+    # to one chat (two tabs) one pair was lost.
+    async def go():
+        q = await engine(stub.url, chat_model="")
+        ctx = Context()
+        first, _ = await ask(q, "What makes ATP?")
+        sid = first["session"]
+        gates = slow_answers(q, monkeypatch)
+        pending = asyncio.ensure_future(ask(q, "What does mitosis make?", {"session": sid}))
+        await until(gates, 1)
+        await METHODS["renameChat"](q, ctx, sid, "Cells")
+        await METHODS["setChatScope"](q, ctx, sid, {"category": "Science"})
+        gates[0].set()
+        second, _ = await pending
+        renamed = await METHODS["chatSession"](q, ctx, sid)
+
+        a = asyncio.ensure_future(ask(q, "Where does basalt form?", {"session": sid}))
+        b = asyncio.ensure_future(ask(q, "How does granite cool?", {"session": sid}))
+        await until(gates, 3)
+        gates[1].set()
+        await a
+        gates[2].set()
+        await b
+        both = await METHODS["chatSession"](q, ctx, sid)
+
+        gone = asyncio.ensure_future(ask(q, "And meiosis?", {"session": sid}))
+        await until(gates, 4)
+        await METHODS["deleteChat"](q, ctx, sid)
+        gates[3].set()
+        deleted, _ = await gone
+        return second, renamed, both, deleted, await METHODS["chatSessions"](q, ctx)
+    second, renamed, both, deleted, listed = run(go())
+    assert second["saved"] and renamed["title"] == "Cells" and renamed["scope"] == {"category": "Science"}
+    assert [m["content"] for m in renamed["messages"] if m["role"] == "user"] == ["What makes ATP?", "What does mitosis make?"]
+    questions = [m["content"] for m in both["messages"] if m["role"] == "user"]
+    assert questions == ["What makes ATP?", "What does mitosis make?", "Where does basalt form?", "How does granite cool?"]
+    assert [m["role"] for m in both["messages"]] == ["user", "assistant"] * 4
+    assert deleted["saved"] is False and listed == []
+
+
+def test_nothing_made_before_erase_all_is_saved_after_it(stub, monkeypatch):
+    # Erase all during an answer or a study generation: the chat, or a set quoting the erased
+    # passages, used to appear on the emptied library.
+    from quire.services import study
+    from quire.services.study import generation
+
+    async def go():
+        q = await engine(stub.url, chat_model="")
+        gates = slow_answers(q, monkeypatch)
+        chat = asyncio.ensure_future(ask(q, "What makes ATP?"))
+        await until(gates, 1)
+        original, study_gate, read = generation._scope_chunks, asyncio.Event(), asyncio.Event()
+
+        async def slow_chunks(engine, sources):  # read, then a model thinks for a minute
+            chunks = await original(engine, sources)
+            read.set()
+            await study_gate.wait()
+            return chunks
+        monkeypatch.setattr(generation, "_scope_chunks", slow_chunks)
+        made = asyncio.ensure_future(study.METHODS["studyGenerate"](q, Context(), "mindmap", {}))
+        await read.wait()
+        await q.erase_all()
+        gates[0].set()
+        study_gate.set()
+        answered, _ = await chat
+        with pytest.raises(study.StudyError, match="erased"):
+            await made
+        return answered, await METHODS["chatSessions"](q, Context()), await study.METHODS["studySets"](q, Context())
+    answered, chats, sets = run(go())
+    assert answered["saved"] is False and chats == [] and sets == []

@@ -215,3 +215,34 @@ def test_cards_due_in_progress_is_the_sum_of_the_study_decks():
     assert sorted(d["due"] for d in decks) == sorted([len(second["items"]), len(first["items"]) - 3])
     assert b["cards"]["due_now"] == sum(d["due"] for d in decks)
     assert b["cards"]["total"] == sum(d["total"] for d in decks)
+
+
+def test_a_badge_shown_once_is_not_shown_again():
+    # news() can take the unseen awards while an action's badge check is still running; the
+    # check then put the list it had read before back, with the awards already shown.
+    from quire.services import progress as progress_service
+
+    async def go():
+        q = await library()
+        svc = progress_service.service(q)
+        svc._unseen = [{"code": "shown-once"}]
+        gate, checking = asyncio.Event(), asyncio.Event()
+
+        async def slow_check(t):
+            checking.set()
+            await gate.wait()
+            return [{"code": "new-one"}]
+        svc._safe_check = slow_check
+
+        async def nothing_more():
+            return []
+        svc.flush, svc.check = nothing_more, nothing_more  # only the two calls above interleave
+        action = asyncio.ensure_future(svc.on_action({"kind": "quiz_answer", "scoped": False, "sources": []}))
+        await checking.wait()
+        first = await svc.news()
+        gate.set()
+        await action
+        return first, await svc.news()
+    first, second = run(go())
+    assert [b["code"] for b in first][:1] == ["shown-once"] and "shown-once" not in [b["code"] for b in second]
+    assert "new-one" in [b["code"] for b in second]

@@ -38,6 +38,9 @@ class Quire:
         from quire.services import progress  # lazy: the services import the engine's helpers
 
         self.store, self.library, self.llm = store, library, llm
+        # Erase all and replacing imports so far: work that began before one (an answer, a study
+        # set) saves nothing after it, so nothing of the erased library comes back.
+        self.wipes = 0
         self.embedder = Embedder(self)
         self.events = EventBus()  # this engine's study actions; progress listens from the start
         progress.service(self)
@@ -109,6 +112,7 @@ class Quire:
         return await self.library.remove(source_id)
 
     async def erase_all(self) -> None:
+        self.wipes += 1
         await self.library.erase_all()
 
     async def original(self, source_id: str) -> bytes | None:

@@ -111,6 +111,7 @@ QuireI18n.add('de', {
   "Making a quiz…": "Quiz wird erstellt…",
   "Take a 5-question quiz": "Quiz mit 5 Fragen starten",
   "Your quiz is ready under Study.": "Dein Quiz liegt unter „Lernen“ bereit.",
+  "This chat was deleted while it was being answered, so the answer was not kept.": "Dieser Chat wurde gelöscht, während die Antwort entstand; die Antwort wurde daher nicht behalten.",
   "The sample library is ready": "Die Beispielbibliothek ist bereit",
   "Sample": "Beispiel",
   "Remove the sample library": "Beispielbibliothek entfernen",
@@ -722,6 +723,9 @@ QuireI18n.addEngine('de', {
   "Explain {focus}.": "{focus} erklären.",
   "Summarise {title}.": "{title} zusammenfassen.",
   "Covers {focus}.": "Behandelt {focus}.",
+  "Stopped. Nothing was saved.": "Angehalten. Nichts wurde gespeichert.",
+  "Everything was erased (or a vault replaced the library) while this was being made, so it was not saved.":
+    "Während der Erstellung wurde alles gelöscht (oder ein Tresor hat die Bibliothek ersetzt), daher wurde es nicht gespeichert.",
   // the model server (llm/diagnosis.py)
   "Nothing is answering at {url}.": "Unter {url} antwortet nichts.",
   "{start}, then press Check connection in Settings. If it runs on another port or machine, enter that address as the {role} in Settings and press Save.":

@@ -198,7 +198,8 @@ class ProgressService:
         in a script) is evaluated once, by the last of them, not once per action."""
         result = await self.record(event, evaluate=False)
         if self.engine.events.pending(self.on_action) <= 1:  # only this one is still running
-            self._unseen += await self._safe_check((result.get("event") or {}).get("t", 0))
+            earned = await self._safe_check((result.get("event") or {}).get("t", 0))
+            self._unseen = self._unseen + earned  # not `+=`: news() may have taken the list during the await
 
     async def flush(self) -> None:
         """Wait for actions still being recorded, so what is read next includes them."""

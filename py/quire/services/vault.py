@@ -109,6 +109,8 @@ async def import_vault(engine, data: bytes, mode: str = "merge", page: dict | No
                               extra_keys=current["index"])  # written as segments; every other index key goes
     deletes = [d for d in p["deletes"] if d[0] != "index"] + index.deletes
     puts = [x for x in p["puts"] if x[0] != "index"] + index.puts
+    if mode == "replace":  # what began before it (an answer, a study set) saves nothing after it
+        engine.wipes = getattr(engine, "wipes", 0) + 1
     try:
         await store.commit(puts, deletes)  # ONE commit: all of it, or nothing
     except StoreFullError:

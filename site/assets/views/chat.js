@@ -360,6 +360,12 @@
     } });
     state.busy = p;
     return p.then(function (r) {
+      if (r.saved === false) {  // the chat was deleted (or everything erased) while it was answered
+        setBusy(false);
+        QuireUI.toast(t('This chat was deleted while it was being answered, so the answer was not kept.'));
+        if (state.session && state.session.id === r.session) { state.session = null; renderSession(); }
+        return refresh();
+      }
       return q.chatSession(r.session).then(function (s) {
         state.session = s;
         el.title.textContent = s.title;

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import copy
+
 from quire.chat import memory
 from quire.chat.answer import ANSWER_HITS, build_request, cited, citations_for, scope_statement
 from quire.chat.extractive import FAILED_LABEL as EXTRACTIVE_FAILED
@@ -11,7 +14,7 @@ from quire.llm import budget
 from quire.llm.events import LLMError
 from quire.tools import run_agent
 
-from .sessions import ChatError, Sessions, memory_use
+from .sessions import BUCKET, ChatError, Sessions, memory_use
 from .tools import Retrieval
 from .turn import _KEPT_EVENTS, Turn, _StoppableClient, cut_message, refuses_tools
 
@@ -31,8 +34,10 @@ class ChatService(Sessions, Retrieval):
         opts = opts or {}
         if not str(question or "").strip():
             raise ChatError("the question is empty")
+        loaded = None
         if opts.get("session"):
             session = await self.get(opts["session"])
+            loaded = copy.deepcopy(session)
             if "scope" in opts:
                 memory.set_scope(session, self.scope(opts["scope"]))
         else:
@@ -41,19 +46,22 @@ class ChatService(Sessions, Retrieval):
             memory.add_question(session, question.strip())
         except ValueError:  # an earlier answer never arrived (tab closed): answer this instead
             memory.edit_question(session, len(session["messages"]) - 1, question.strip())
-        return await self.answer(ctx, session)
+        return await self.answer(ctx, session, loaded)
 
     async def edit(self, ctx, session_id: str, index: int, text: str) -> dict:
         session = await self.get(session_id)
+        loaded = copy.deepcopy(session)
         try:
             memory.edit_question(session, int(index), text.strip())
         except (IndexError, ValueError) as exc:
             raise ChatError(str(exc)) from None
-        return await self.answer(ctx, session)
+        return await self.answer(ctx, session, loaded)
 
-    async def answer(self, ctx, session: dict) -> dict:
-        """Answer the session's pending question, stream it, save it."""
+    async def answer(self, ctx, session: dict, loaded: dict | None = None) -> dict:
+        """Answer the session's pending question, stream it, save it.  ``loaded``: the session
+        as it was stored when this turn began (None for a new chat)."""
         turn = Turn(ctx, session)
+        turn.loaded, turn.wipes = loaded, getattr(self.engine, "wipes", 0)
         question = memory.pending_question(session)
         scope = session.get("scope")
         hits = await self._search(question, ANSWER_HITS, scope)
@@ -129,9 +137,9 @@ class ChatService(Sessions, Retrieval):
 
     async def _finish(self, turn: "Turn", citations: list[dict]) -> dict:
         session = turn.session
-        i = memory.add_answer(session, turn.text, citations=citations, thinking=turn.thinking,
-                              events=[e for e in turn.events if e["type"] in _KEPT_EVENTS])
-        msg = session["messages"][i]
+        memory.add_answer(session, turn.text, citations=citations, thinking=turn.thinking,
+                          events=[e for e in turn.events if e["type"] in _KEPT_EVENTS])
+        msg = session["messages"][-1]
         msg["mode"] = turn.mode
         if turn.extractive:
             msg["extractive"] = turn.extractive
@@ -141,7 +149,8 @@ class ChatService(Sessions, Retrieval):
             msg["error"] = turn.error
         if turn.cut is not None:
             msg["cut"] = turn.cut
-        await self.save(session)
+        saved = await self._save_turn(turn)
+        i = len(session["messages"]) - 1
         mem = memory_use(session)
         turn.emit({"type": "done", "memory": mem, "stopped": turn.stopped, "error": turn.error, "mode": turn.mode})
         if not turn.stopped and not turn.error:
@@ -149,7 +158,33 @@ class ChatService(Sessions, Retrieval):
         return {"answer": turn.text, "citations": citations, "used": cited(turn.text, citations)["used"],
                 "thinking": turn.thinking, "mode": turn.mode, "extractive": turn.extractive,
                 "stopped": turn.stopped, "error": turn.error, "memory": mem, "events": turn.events,
-                "session": session["id"], "title": session["title"], "index": i}
+                "session": session["id"], "title": session["title"], "index": i, "saved": saved}
+
+    async def _save_turn(self, turn: "Turn") -> bool:
+        """Save the turn into the chat as it is stored now, not as it was when the turn began:
+        an answer can stream for minutes, and meanwhile the chat may have been renamed,
+        re-scoped, answered in another tab, or deleted (then it stays deleted), or everything
+        erased (then nothing of it is saved).  False: not saved."""
+        session, loaded = turn.session, turn.loaded
+        if getattr(self.engine, "wipes", 0) != turn.wipes:
+            return False
+        lock = self.__dict__.setdefault("_save_lock", asyncio.Lock())
+        async with lock:
+            if loaded is not None:
+                fresh = await self.engine.store.get(BUCKET, session["id"])
+                if not isinstance(fresh, dict):
+                    return False
+                if fresh.get("title") != loaded.get("title"):
+                    session["title"] = fresh.get("title")
+                if fresh.get("scope") != loaded.get("scope"):
+                    session["scope"] = fresh.get("scope")
+                if fresh.get("messages") != loaded.get("messages"):  # a question answered meanwhile
+                    before = list(fresh.get("messages") or [])
+                    if before and before[-1].get("role") == "user":
+                        before.pop()
+                    session["messages"] = before + session["messages"][-2:]
+            await self.save(session)
+            return True
 
 
 def extractive_text(result: dict) -> str:

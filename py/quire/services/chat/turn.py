@@ -47,6 +47,8 @@ class Turn:
         self.cut: int | None = None  # tokens written when the server stopped at the limit
         self.extractive: dict | None = None
         self.stopped, self.error = False, None
+        self.loaded: dict | None = None  # the chat as stored when the turn began (None: a new chat)
+        self.wipes = 0  # the engine's erase count then: an erase meanwhile means nothing is saved
 
     def emit(self, event: dict) -> None:
         self.events.append(event)

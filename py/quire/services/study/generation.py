@@ -104,6 +104,7 @@ async def _generate(engine, ctx, kind, opts=None):
     if not sources:
         raise StudyError("Nothing to study here: no trained sources in this scope. Add documents in the Library "
                          "and press Train, or choose a wider scope.")
+    wipes = getattr(engine, "wipes", 0)
     ctx.emit({"stage": "read", "message": "Reading the passages…"})
     chunks = await _scope_chunks(engine, sources)
     if not any(c.text.strip() for c in chunks):
@@ -133,6 +134,8 @@ async def _generate(engine, ctx, kind, opts=None):
         made["report"] = {"kept": len(made.get("items", [])) or 1, "dropped": [], "offered": None, "note": note}
     if ctx.cancelled():
         raise StudyError("Stopped. Nothing was saved.")
+    if getattr(engine, "wipes", 0) != wipes:  # its passages are gone: keeping what quotes them would bring them back
+        raise StudyError("Everything was erased (or a vault replaced the library) while this was being made, so it was not saved.")
     record = _new_record(kind, made, scope=scope, label=label, sources=[s["id"] for s in sources],
                          difficulty=difficulty, topic=topic, title=title)
     ctx.emit({"stage": "save", "message": "Saving…"})
