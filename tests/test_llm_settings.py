@@ -139,3 +139,28 @@ def test_a_vault_changes_neither_server():
     assert ignored == [] and kept["llm"]["chat_model"] == "theirs"
     page, said = page_settings({"quire.llm.embed_url": "http://evil.invalid:8000"}, {"quire.llm.url": DEFAULTS["url"]})
     assert page == {} and said == ["The vault named the embedding server http://evil.invalid:8000; your own setting was kept."]
+
+
+def test_two_saves_that_overlap_both_stay():
+    # The first connection's model pick and the person's own change, written at the same time:
+    # each merged into the settings from before the other, and the last one written undid the first.
+    async def go():
+        q = await engine()
+        commit, gate, waiting = q.store.commit, asyncio.Event(), asyncio.Event()
+
+        async def slow_first(*args, **kw):
+            q.store.commit = commit  # only the first write is slow
+            waiting.set()
+            await gate.wait()
+            return await commit(*args, **kw)
+        q.store.commit = slow_first
+        first = asyncio.ensure_future(q.llm.save({"chat_model": "qwen3:4b"}))
+        await waiting.wait()
+        second = asyncio.ensure_future(q.llm.save({"temperature": 0.5}))
+        gate.set()
+        await first
+        await second
+        return dict(q.llm.settings), await q.store.get("settings", "llm")
+    memory, stored = run(go())
+    for settings in (memory, stored):
+        assert settings["chat_model"] == "qwen3:4b" and settings["temperature"] == 0.5

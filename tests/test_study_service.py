@@ -186,6 +186,37 @@ def test_cards_flag_when_their_source_changes_or_goes(tmp_path):
     run(go())
 
 
+def test_a_card_rated_while_another_is_kept_keeps_its_schedule(monkeypatch):
+    # "Keep" reads every passage's hash before it saves the deck; a card rated during that read
+    # used to lose its new schedule to the copy of the deck loaded before.
+    from quire.services.study import deck as deck_service
+
+    async def go():
+        q = await engine()
+        deck = await call(q, "studyGenerate", "flashcards", {"count": 30})
+        await q.stage_text("Biology", BIO.replace("cell", "Cell"), "Science")
+        await q.train()
+        queue = await call(q, "review", deck["id"])
+        flagged, other = queue["cards"][0]["id"], queue["cards"][-1]["id"]
+        hashes, gate, reading = deck_service._current_hashes, asyncio.Event(), asyncio.Event()
+
+        async def slow_hashes(engine, record):
+            out = await hashes(engine, record)
+            reading.set()
+            await gate.wait()
+            return out
+        monkeypatch.setattr(deck_service, "_current_hashes", slow_hashes)
+        keep = asyncio.ensure_future(call(q, "resolveCard", deck["id"], flagged, "keep"))
+        await reading.wait()
+        rated = await call(q, "rate", deck["id"], other, "easy")
+        gate.set()
+        kept = await keep
+        return flagged, other, rated, kept, await call(q, "review", deck["id"])
+    flagged, other, rated, kept, after = run(go())
+    assert flagged not in kept["flags"]
+    assert after["schedule"][other] == rated["due"] and all(c["id"] != other for c in after["cards"])
+
+
 def test_exports_and_imports_a_deck():
     async def go():
         q = await engine()

@@ -25,6 +25,7 @@ the status is ``unconfirmed`` with the host named:
 
 from __future__ import annotations
 
+import asyncio
 from typing import Awaitable, Callable
 
 from quire.errors import InvalidInput
@@ -111,7 +112,16 @@ class LLMService:
     async def save(self, changes: dict, confirm=None) -> dict:
         """Store the settings.  A server on another computer needs its origin in ``confirm`` (one
         origin or a list; Settings asks the person, naming the host) unless confirmed already.
-        While both roles use one server, a new ``url`` / ``kind`` moves both."""
+        While both roles use one server, a new ``url`` / ``kind`` moves both.
+
+        One save at a time: two that overlap (the first connection's model pick and the person's
+        change) would each merge into the settings from before the other, and the last one
+        written would undo the first."""
+        lock = self.__dict__.setdefault("_save_lock", asyncio.Lock())
+        async with lock:
+            return await self._save(changes, confirm)
+
+    async def _save(self, changes: dict, confirm=None) -> dict:
         unknown = set(changes) - set(DEFAULTS)
         if unknown:
             raise InvalidInput(f"unknown settings {sorted(unknown)}; known: {', '.join(DEFAULTS)}")
@@ -197,8 +207,9 @@ class LLMService:
                 seen[server] = await self._reach(*server, role)
         pending = {role: (seen[s]["models_all"] if seen[s].get("cors_ok") else None)
                    for role, s in servers.items() if self.settings["picked"].get(role) != s[1]}
-        pick = auto_pick(pending, self.settings)
-        if pick.changes:
+        # A server changed while the probes ran: these models are the old server's, so pick none.
+        pick = auto_pick(pending, self.settings) if roles(self.settings) == servers else None
+        if pick and pick.changes:
             picked = {**self.settings["picked"], **{r: servers[r][1] for r in ("chat", "embeddings")
                                                       if ROLES[r][2] in pick.changes}}
             await self.save({**pick.changes, "picked": picked})

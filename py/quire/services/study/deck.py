@@ -8,7 +8,7 @@ from quire.errors import InvalidInput
 from quire.study import fsrs_sched
 from quire.study.validate import StudyError
 
-from .common import _action, _iso, _load, _now, _save
+from .common import _action, _iso, _load, _now, _update
 from .sets import _current_hashes, _flags, _view
 
 
@@ -37,14 +37,17 @@ async def _review(engine, ctx, deck_id, now=None, limit=100):
 
 
 async def _rate(engine, ctx, deck_id, card_id, rating, now=None):
-    record = await _load(engine, deck_id)
-    if card_id not in record.get("schedules", {}):
-        raise StudyError("That card is not in this deck any more.")
     now = _now(now)
-    state, review_log = fsrs_sched.review(record["schedules"][card_id], rating, now)
-    record["schedules"][card_id] = state
-    record.setdefault("reviews", []).append({"card": card_id, "rating": str(rating).lower(), "at": _iso(now)})
-    await _save(engine, record)
+    reviewed = {}
+
+    def review(record):
+        if card_id not in record.get("schedules", {}):
+            raise StudyError("That card is not in this deck any more.")
+        state, _ = fsrs_sched.review(record["schedules"][card_id], rating, now)
+        record["schedules"][card_id] = reviewed["state"] = state
+        record.setdefault("reviews", []).append({"card": card_id, "rating": str(rating).lower(), "at": _iso(now)})
+    record = await _update(engine, deck_id, review)
+    state = reviewed["state"]
     item = next(i for i in record["items"] if i["id"] == card_id)
     rating_name = fsrs_sched.RATINGS[int(fsrs_sched._rating(rating)) - 1]
     _action(engine, record, "card_review", rating=rating_name, item=card_id)
@@ -56,16 +59,18 @@ async def _rate(engine, ctx, deck_id, card_id, rating, now=None):
 
 async def _resolve_card(engine, ctx, deck_id, card_id, action="keep"):
     """A flagged card: "keep" accepts the source as it is now; "delete" drops the card."""
-    record = await _load(engine, deck_id)
-    if action == "delete":
-        record["items"] = [i for i in record["items"] if i["id"] != card_id]
-        record["schedules"].pop(card_id, None)
-    elif action == "keep":
-        current = await _current_hashes(engine, record)
+    if action not in ("keep", "delete"):
+        raise InvalidInput(f"unknown action {action!r}; choose keep or delete")
+    # The passages' hashes first (a read per source): the deck is then changed as it is stored
+    # now, so a card rated meanwhile keeps its new schedule.
+    current = await _current_hashes(engine, await _load(engine, deck_id)) if action == "keep" else {}
+
+    def resolve(record):
+        if action == "delete":
+            record["items"] = [i for i in record["items"] if i["id"] != card_id]
+            record["schedules"].pop(card_id, None)
+            return
         for item in record["items"]:
             if item["id"] == card_id:
                 item["chunk_hashes"] = {c: current[c] for c in item.get("chunk_hashes", {}) if c in current}
-    else:
-        raise InvalidInput(f"unknown action {action!r}; choose keep or delete")
-    await _save(engine, record)
-    return await _view(engine, record)
+    return await _view(engine, await _update(engine, deck_id, resolve))
