@@ -199,8 +199,9 @@ def test_a_browser_closed_on_a_full_disk_loses_nothing(playwright_instance, buil
     wait_until(page, "QuireStore.sealed() > 0")
     assert page.evaluate("QuireStore.sealed()") == 1 and not page.evaluate("QuireStore.torn()")
     assert trained(page) == set(FILES)
-    page.evaluate("quire.ask('Which rock is felsic?')")  # the first write of this session
+    page.evaluate("quire.ask('Which rock is felsic?')")  # the engine's first write of this session
     assert not page.evaluate("QuireStore.torn()")
+    assert page.evaluate("quire.run('import js; js.QuireStore.sealed()')") == 0  # the page's seal was enough
     ctx.close()
 
     ctx, page, log = launch(playwright_instance, profile, url, keep)

@@ -94,7 +94,8 @@ var QuireStore = (function () {
   var SESSION_PREFIX = 'quire.session.';  // localStorage: '1' while the tab is open, 'closed' after
   var MARK_PREFIX = 'session:';           // quire.main / kv: {started}, one per open tab
   var JUDGE_WAIT = 10000;  // ms: marks that cannot be read by then are judged from localStorage alone
-  var sessionId = null, judging = null, judged = null;
+  var judging = null, judged = null;
+  var started = null;  // the page: resolves with torn once this start is judged and its mark written
 
   /* Hold writes until judge(torn) (the engine's worker is told by the page). */
   function hold() {
@@ -133,7 +134,6 @@ var QuireStore = (function () {
       });
       localStorage.setItem(SESSION_PREFIX + id, '1');
     } catch (e) { return; /* refused: the flag from TORN_KEY still holds */ }
-    sessionId = id;
     hold();
     var locks = typeof navigator !== 'undefined' && navigator.locks;
     if (locks) locks.request(SESSION_PREFIX + id, function () { return new Promise(function () {}); }).catch(function () {});
@@ -154,7 +154,7 @@ var QuireStore = (function () {
     }, function () { return null; }) : Promise.resolve(null);
     var timer;
     var late = new Promise(function (resolve) { timer = setTimeout(resolve, JUDGE_WAIT, [null, null]); });
-    Promise.race([Promise.all([stored, held]), late]).then(function (r) {
+    started = Promise.race([Promise.all([stored, held]), late]).then(function (r) {
       clearTimeout(timer);
       var ids = {};
       (r[0] || []).forEach(function (x) { ids[x] = true; });
@@ -164,8 +164,9 @@ var QuireStore = (function () {
       var cut = gone.filter(function (x) { return said[x] !== 'closed'; });
       judge(cut.length > 0);
       gone.forEach(function (x) { try { localStorage.removeItem(SESSION_PREFIX + x); } catch (e) { /* refused */ } });
+      // This start's first write: after a cut-short session it retires the log first (seal).
       return mark(id, gone.filter(function (x) { return r[0] && r[0].indexOf(x) >= 0; }));
-    }).catch(function () { if (judging) judge(true); });
+    }).catch(function () { if (judging) judge(true); }).then(function () { return torn; });
   }
 
   if (storageChannel) storageChannel.onmessage = function (e) { if (e.data && 'torn' in e.data) { torn = !!e.data.torn; remember(torn); } };
@@ -580,9 +581,10 @@ var QuireStore = (function () {
     /* The engine's worker: hold its writes until the page has judged this start (then judge). */
     hold: hold,
     judge: judge,
-    /* The page: resolves with torn once this start is judged (at once if nothing is pending). */
-    checked: function () { return judging ? judging : Promise.resolve(torn); },
-    pending: function () { return !!judging; },
+    /* The page: resolves with torn once this start is judged and its first write (the mark,
+     * and a seal before it if needed) is done, so the engine does not seal a second time. */
+    checked: function () { return started || Promise.resolve(torn); },
+    pending: function () { return !!started; },
     cutShort: function () { return cutShort; },
     sealed: function () { return sealed; },  // torn logs this page (or worker) has retired
     /* The open-tab marks in IndexedDB (for the Privacy panel): [{key, bytes}]. */
