@@ -68,6 +68,8 @@ var QuireStore = (function () {
       if (flag) localStorage.setItem(TORN_KEY, '1'); else localStorage.removeItem(TORN_KEY);
     } catch (e) { /* no localStorage (worker) or refused: the page's copy of the flag still holds */ }
   }
+  var tears = 0;  // failures in this context that may have torn the log
+  function tore() { tears += 1; setTorn(true); }
   function setTorn(flag, quiet) {
     torn = !!flag;
     remember(torn);
@@ -318,7 +320,7 @@ var QuireStore = (function () {
         resolve(db);
       };
       req.onerror = function () {
-        if (tearing(req.error)) setTorn(true);  // an open on a full disk may leave a torn log too
+        if (tearing(req.error)) tore();  // an open on a full disk may leave a torn log too
         reject(translate(req.error || new Error('IndexedDB refused to open'), 'open its database'));
       };
       req.onblocked = function () { reject(new Error('another Quire tab holds an older version of the database open; close it and reload')); };
@@ -394,7 +396,7 @@ var QuireStore = (function () {
           var err = t.error && t.error.name !== 'AbortError' ? t.error : cause && cause.name !== 'AbortError' ? cause
             : t.error || cause || new Error('storage transaction aborted');
           if (mode !== 'readwrite') { reject(translate(err, what)); return; }
-          if (tearing(err)) setTorn(true);
+          if (tearing(err)) tore();
           writeFailed(err, what).then(reject);
         };
       });
@@ -578,9 +580,17 @@ var QuireStore = (function () {
         });
       }, 'erase settings');
     },
-    /* The engine's worker: hold its writes until the page has judged this start (then judge). */
+    /* The engine's worker: hold its writes until the page has judged this start and made its
+     * first write; verdict(torn) then says how the log is (the page may have sealed it already:
+     * a torn flag from the init message is then cleared, whether or not the page's broadcast
+     * reached this worker). */
     hold: hold,
-    judge: judge,
+    verdict: function (flag) {
+      torn = !!flag || tears > 0;  // (a failed open here meanwhile still counts)
+      var done = judged;
+      judging = judged = null;
+      if (done) done(torn);
+    },
     /* The page: resolves with torn once this start is judged and its first write (the mark,
      * and a seal before it if needed) is done, so the engine does not seal a second time. */
     checked: function () { return started || Promise.resolve(torn); },

@@ -387,7 +387,7 @@
         // ...or the page has not yet judged whether the last session was cut short (store.js).
         if (msg.config.storagePending) QuireStore.hold();
         booted = boot(msg.config); booted.catch(function () {}); break;
-      case 'storage-judged': QuireStore.judge(msg.torn); break;
+      case 'storage-judged': QuireStore.verdict(msg.torn); break;
       case 'asset': QuireAssets.receive(msg.name, msg.gz, msg.bytes); break;
       case 'asset-failed': QuireAssets.fail(msg.name, msg.kind, msg.message); break;
       case 'call': call(msg); break;
