@@ -127,12 +127,14 @@ def test_a_kill_mid_train_leaves_exactly_before_or_after(playwright_instance, bu
     assert outcomes[0] == "before" and outcomes[-1] == "after", outcomes
 
 
-def test_a_browser_killed_seconds_after_opening_is_noticed_at_the_next_start(playwright_instance, built_dist, serve, tmp_path):
+@pytest.mark.parametrize("mode", ["http", "file"])
+def test_a_browser_killed_seconds_after_opening_is_noticed_at_the_next_start(playwright_instance, built_dist, serve, tmp_path,
+                                                                             mode):
     # Chromium saves localStorage a few seconds after a change, so a tab's "open" key alone was
     # lost by a kill soon after opening: the next start did not seal, appended after the torn
     # record, and the start after that found a checksum mismatch and deleted the library
     # (a clean-clone CI run of the test above). The tab's mark in IndexedDB is on disk at once.
-    url = serve(built_dist).url
+    url = serve(built_dist).url if mode == "http" else (built_dist / "index.html").as_uri()
     profile = tmp_path / "profile"
     ctx = launch_profile(playwright_instance, profile)
     page, _ = open_logged(ctx, url)

@@ -76,6 +76,16 @@ def generate_in_page(page, tool, count=None):
     page.wait_for_function("() => !document.querySelector('[data-testid=study-generate]').disabled")
 
 
+def studying(playwright_instance, built_dist, serve, tmp_path, stub):
+    """A fresh profile over http with the model server connected and NOTES trained."""
+    ctx, page, log = launch(playwright_instance, tmp_path / "profile", stub)
+    page.goto(serve(built_dist).url)
+    wait_ready(page)
+    connect(page, stub)
+    page.evaluate("(t) => quire.stage({name: 'cells.md', text: t}).then(() => quire.train())", NOTES)
+    return ctx, page, log
+
+
 def test_quiz_plays_scores_and_resumes_after_a_browser_restart(playwright_instance, built_dist, serve, tmp_path, stub):
     server = serve(built_dist)
     profile = tmp_path / "profile"
@@ -127,12 +137,7 @@ def test_quiz_plays_scores_and_resumes_after_a_browser_restart(playwright_instan
 
 
 def test_flashcards_workshop_mindmap_and_prompt_override(playwright_instance, built_dist, serve, tmp_path, stub):
-    server = serve(built_dist)
-    ctx, page, log = launch(playwright_instance, tmp_path / "profile", stub)
-    page.goto(server.url)
-    wait_ready(page)
-    connect(page, stub)
-    page.evaluate("(t) => quire.stage({name: 'cells.md', text: t}).then(() => quire.train())", NOTES)
+    ctx, page, log = studying(playwright_instance, built_dist, serve, tmp_path, stub)
 
     # --- flashcards: the intervals on the buttons, and due dates that move
     stub.enqueue_chat(json.dumps(CARDS))
@@ -234,12 +239,7 @@ def test_the_lesson_and_template_last_chosen_stay_when_answers_come_late(playwri
     # A lesson takes a model a minute to write; the user clicks another meanwhile. The first used to
     # fill (or replace) the panel when it arrived, and a double click on "done" flipped its label
     # back. Saving a prompt template jumped the editor to the first template.
-    server = serve(built_dist)
-    ctx, page, log = launch(playwright_instance, tmp_path / "profile", stub)
-    page.goto(server.url)
-    wait_ready(page)
-    connect(page, stub)
-    page.evaluate("(t) => quire.stage({name: 'cells.md', text: t}).then(() => quire.train())", NOTES)
+    ctx, page, log = studying(playwright_instance, built_dist, serve, tmp_path, stub)
     stub.enqueue_chat(json.dumps(OUTLINE))
     generate_in_page(page, "workshop")
     links = page.get_by_test_id("lesson-link")
@@ -280,12 +280,7 @@ def test_the_lesson_and_template_last_chosen_stay_when_answers_come_late(playwri
 def test_a_set_finishing_while_the_user_reviews_another_does_not_replace_it(playwright_instance, built_dist, serve, tmp_path, stub):
     # Generating takes minutes with a model; the user opens an older set meanwhile. The new set used
     # to replace it when it was done. And of two sets clicked quickly, the slower answer won.
-    server = serve(built_dist)
-    ctx, page, log = launch(playwright_instance, tmp_path / "profile", stub)
-    page.goto(server.url)
-    wait_ready(page)
-    page.evaluate("(t) => quire.stage({name: 'cells.md', text: t}).then(() => quire.train())", NOTES)
-    connect(page, stub)
+    ctx, page, log = studying(playwright_instance, built_dist, serve, tmp_path, stub)
     stub.enqueue_chat(json.dumps(QUIZ))
     generate_in_page(page, "quiz", 3)
     stub.enqueue_chat(json.dumps(CARDS))
