@@ -56,7 +56,9 @@ class LlamaServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
         cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(self.port), "--alias", alias,
-               "-t", "1", "-c", str(CONTEXT), "-np", "1", "--no-webui", *extra]
+               # --seed: the same sampling every run (a weak model at temperature 0.1 otherwise
+               # sometimes gives a quiz whose options all repeat, and the test flips)
+               "-t", "1", "-c", str(CONTEXT), "-np", "1", "--no-webui", "--seed", "7", *extra]
         self.proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
     def wait(self) -> "LlamaServer":
