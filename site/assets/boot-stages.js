@@ -40,6 +40,8 @@
       'The file %s could not be loaded, so this copy of Quire is incomplete. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.'],
     damaged: ['Part of Quire is damaged',
       '%s does not match its checksum. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.'],
+    unpack: ['This browser could not unpack part of Quire',
+      'The file %s is intact, but this browser failed to unpack it. Update the browser, or open Quire in a current Chrome, Edge, Firefox or Safari; the technical detail below says what the browser reported.'],
     storage: ['This browser refused local storage',
       'Quire keeps your library in this browser’s storage (IndexedDB), and the browser refused it (%s). Leave private or incognito mode, or allow site data for this page, then reload.'],
     worker: ['The browser would not start Quire’s engine',

@@ -95,7 +95,7 @@
         }
         break;
       case 'fatal':
-        if (msg.kind) fail(msg.kind, msg.asset, msg.detail);
+        if (msg.kind) fail(msg.kind, msg.asset, msg.kind === 'unpack' ? msg.message + '\n' + (msg.detail || '') : msg.detail);
         else fail('engine', (STAGES[msg.stage] || { label: msg.stage }).label.replace('…', ''), msg.message + '\n' + (msg.detail || ''));
         break;
       case 'background-failed':

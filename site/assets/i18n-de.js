@@ -67,6 +67,9 @@ QuireI18n.add('de', {
   "Part of Quire is damaged": "Ein Teil von Quire ist beschädigt",
   "%s does not match its checksum. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.":
     "%s passt nicht zu ihrer Prüfsumme. Den ganzen Ordner dist/ erneut kopieren (oder „python3 build.py“ ausführen) und die Seite neu laden.",
+  "This browser could not unpack part of Quire": "Dieser Browser konnte einen Teil von Quire nicht entpacken",
+  "The file %s is intact, but this browser failed to unpack it. Update the browser, or open Quire in a current Chrome, Edge, Firefox or Safari; the technical detail below says what the browser reported.":
+    "Die Datei %s ist unversehrt, aber dieser Browser konnte sie nicht entpacken. Den Browser aktualisieren oder Quire in einem aktuellen Chrome, Edge, Firefox oder Safari öffnen; die technischen Details unten sagen, was der Browser gemeldet hat.",
   "This browser refused local storage": "Dieser Browser verweigert den lokalen Speicher",
   "Quire keeps your library in this browser’s storage (IndexedDB), and the browser refused it (%s). Leave private or incognito mode, or allow site data for this page, then reload.":
     "Quire speichert deine Bibliothek im Speicher dieses Browsers (IndexedDB), und der Browser hat ihn verweigert (%s). Den privaten bzw. Inkognito-Modus verlassen oder Website-Daten für diese Seite erlauben, dann neu laden.",

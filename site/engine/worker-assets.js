@@ -24,9 +24,13 @@ var QuireAssets = (function () {
     return err;
   }
 
+  /* A stream made from the bytes themselves, not Blob.stream(): in WebKit a blob: worker of a
+   * page opened from file:// may not read Blobs (NotReadableError), so a Blob round trip made
+   * a whole copy of Quire look damaged there. */
   function gunzip(bytes) {
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Response(stream).arrayBuffer().then(function (b) { return new Uint8Array(b); });
+    var source = new ReadableStream({ start: function (c) { c.enqueue(bytes); c.close(); } });
+    return new Response(source.pipeThrough(new DecompressionStream('gzip'))).arrayBuffer()
+      .then(function (b) { return new Uint8Array(b); });
   }
 
   function hex(buffer) {
@@ -60,7 +64,8 @@ var QuireAssets = (function () {
         });
       })
       .then(e.resolve, function (err) {
-        e.reject(err.name === 'AssetError' ? err : AssetError('damaged', name, 'The file ' + name + ' could not be decoded: ' + err.message));
+        // Not a checksum: this browser could not unpack an intact file (say so, never "damaged").
+        e.reject(err.name === 'AssetError' ? err : AssetError('unpack', name, String(err && err.name || 'Error') + ': ' + err.message));
       });
   }
 

@@ -60,8 +60,9 @@
     var name = url.slice(VIRTUAL_BASE.length);
     var bytes = files[name];
     if (!bytes) return Promise.resolve(new Response(null, { status: 404, statusText: 'Not in the OCR worker' }));
+    // A stream of the bytes themselves: WebKit's blob: workers of a file:// page cannot read Blobs.
     var body = /\.gz$/.test(name)
-      ? new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))
+      ? new ReadableStream({ start: function (c) { c.enqueue(bytes); c.close(); } }).pipeThrough(new DecompressionStream('gzip'))
       : bytes;
     return Promise.resolve(new Response(body, { status: 200 }));
   };
