@@ -74,10 +74,14 @@ def ensure_packages(python: Path) -> None:
         sys.exit("pip could not install the test requirements (see above)")
 
 
+ENGINE_PACKAGES = ("firefox-esr", "webkit2gtk-driver", "xvfb")
+
+
 def missing_tools() -> list[str]:
     """Debian packages the suite needs that this machine lacks: Chromium for the browser tests,
     Node.js for the build's memory snapshot and .pyc files, npm for OCR, Emscripten for voice,
-    espeak-ng and sox for the voice tests' spoken clips, cmake and g++ for llama-server."""
+    espeak-ng and sox for the voice tests' spoken clips, cmake and g++ for llama-server, Firefox ESR and
+    WebKitGTK (with Xvfb) for the other-engines tier."""
     need = []
     if not Path(CHROMIUM).exists():
         need.append("chromium")
@@ -86,7 +90,9 @@ def missing_tools() -> list[str]:
     if shutil.which("npm") is None:
         need.append("npm")
     for tool, package in (("cmake", "cmake"), ("g++", "g++"), ("make", "make"),  # llama-server for tests/real
-                          ("emcc", "emscripten"), ("espeak-ng", "espeak-ng"), ("sox", "sox")):  # voice
+                          ("emcc", "emscripten"), ("espeak-ng", "espeak-ng"), ("sox", "sox"),  # voice
+                          # the other engines (tests/engines.py): Firefox ESR, and WebKitGTK on a virtual screen
+                          ("firefox-esr", "firefox-esr"), ("WebKitWebDriver", "webkit2gtk-driver"), ("Xvfb", "xvfb")):
         if shutil.which(tool) is None:
             need.append(package)
     return need
@@ -94,8 +100,15 @@ def missing_tools() -> list[str]:
 
 def ensure_tools() -> None:
     need = missing_tools()
+    engines = [p for p in need if p in ENGINE_PACKAGES]
+    need = [p for p in need if p not in ENGINE_PACKAGES]
     if need and as_root_with_apt():
         apt_install(need)
+    if engines and as_root_with_apt():
+        try:  # not every distribution has them (Ubuntu's Firefox is a snap): their tests then say what is missing
+            apt_install(engines)
+        except subprocess.CalledProcessError:
+            print(f"Could not install {', '.join(engines)}: the other-engines tests will fail and say why.", flush=True)
     if not Path(CHROMIUM).exists():
         sys.exit(f"Chromium not found at {CHROMIUM}. Install it (Debian/Ubuntu: sudo apt-get install -y chromium) "
                  "or point QUIRE_CHROMIUM at a Chromium/Chrome binary, then run this again.")
