@@ -96,7 +96,7 @@ var QuireAssets = (function () {
 
   function shimmedFetch(input, init) {
     var url = typeof input === 'string' ? input : (input instanceof URL ? input.href : input.url);
-    if (!base || url.indexOf(base) !== 0) return realFetch(input, init);
+    if (!base || url.indexOf(base) !== 0) return realFetch(input, init).catch(plainError);
     var name = decodeURIComponent(url.slice(base.length).split(/[?#]/)[0]);
     return get(name).then(function (bytes) {
       return integrityOk(bytes, init && init.integrity).then(function (ok) {
@@ -105,6 +105,13 @@ var QuireAssets = (function () {
         return new Response(bytes, { status: 200, headers: { 'Content-Type': type, 'Content-Length': String(bytes.length) } });
       });
     });
+  }
+
+  /* A failed request's error as a plain TypeError made here.  WebKit rejects a refused request
+   * with an error object that Pyodide's conversion cannot take: Python code awaiting the fetch
+   * never resumed, so the model-status probe (and Ask behind it) hung in Safari's engine. */
+  function plainError(err) {
+    throw new TypeError(String(err && err.message || err || 'Load failed'));
   }
 
   function init(config, poster) {
