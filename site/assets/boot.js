@@ -168,7 +168,7 @@
       worker.postMessage({ type: 'init', config: {
         base: B.base, assets: B.assets, bootImages: B.bootImages, installerPackages: B.installerPackages,
         lazyPackages: B.lazyPackages, wheelImages: B.wheelImages, lazyWheels: B.lazyWheels,
-        snapshot: B.snapshot, storageTorn: QuireStore.torn(), storagePending: QuireStore.pending() } });
+        snapshot: B.snapshot, storageTorn: QuireStore.torn(), storagePending: QuireStore.pending(), logTears: QuireStore.logTears() } });
       // Until the page has judged whether the last session was cut short, the engine writes nothing.
       if (QuireStore.pending()) QuireStore.checked().then(function (torn) { worker.postMessage({ type: 'storage-judged', torn: torn }); });
       // Hand over every boot asset as it arrives rather than when Pyodide first asks for it:

@@ -518,6 +518,16 @@ QuireI18n.add('de', {
   "How to import": "Art des Imports",
   "Merge (add to what is here)": "Zusammenführen (zum Vorhandenen hinzufügen)",
   "Replace (this browser becomes the vault)": "Ersetzen (dieser Browser wird zum Tresor)",
+  "Kept until you erase it?": "Bleibt es, bis du es löschst?",
+  "Yes: this browser granted Quire persistent storage, so it does not clear the library to free space.": "Ja: Dieser Browser hat Quire dauerhaften Speicher gewährt und löscht die Bibliothek nicht, um Platz zu schaffen.",
+  "Not guaranteed: this browser has not granted persistent storage, so it may clear the library when the disk runs short of space.": "Nicht sicher: Dieser Browser hat keinen dauerhaften Speicher gewährt und darf die Bibliothek löschen, wenn der Platz auf dem Datenträger knapp wird.",
+  "This browser does not say whether it keeps Quire’s storage persistently.": "Dieser Browser sagt nicht, ob er Quires Speicher dauerhaft behält.",
+  "Safari (Mac, iPhone, iPad):": "Safari (Mac, iPhone, iPad):",
+  "Safari deletes everything a site stored (Quire’s whole library) when you have used Safari for seven days without opening that site, unless the site was added to the Dock or the Home Screen. Safari also gives each site at most about 60% of the disk.":
+    "Safari löscht alles, was eine Website gespeichert hat (Quires ganze Bibliothek), wenn du Safari sieben Tage lang benutzt hast, ohne diese Website zu öffnen, außer die Website wurde zum Dock oder zum Home-Bildschirm hinzugefügt. Außerdem gibt Safari jeder Website höchstens etwa 60 % des Datenträgers.",
+  "What to do:": "Was tun:",
+  "export a vault (below) after each session that matters, and in Safari add Quire to the Dock (File › Add to Dock) or the Home Screen (Share › Add to Home Screen), which keeps its storage. Opened from disk, Quire cannot be added; serve it with python3 serve.py for that.":
+    "nach jeder wichtigen Sitzung einen Tresor exportieren (unten) und in Safari Quire zum Dock (Ablage › Zum Dock hinzufügen) oder zum Home-Bildschirm (Teilen › Zum Home-Bildschirm) hinzufügen; so bleibt sein Speicher erhalten. Von der Festplatte geöffnet lässt sich Quire nicht hinzufügen; dafür Quire mit python3 serve.py ausliefern.",
   "Opened from disk (file://):": "Von der Festplatte geöffnet (file://):",
   "every HTML file you open from disk in this browser shares Quire’s storage, so such a page — a saved web page, say — can read your library and change Quire’s settings. Quire cannot stop that reading; it does refuse to send anything to a model server or website that you did not confirm in this tab. To give the library its own origin that no other page shares, run":
     "Jede HTML-Datei, die in diesem Browser von der Festplatte geöffnet wird, teilt den Speicher von Quire; so eine Seite – etwa eine gespeicherte Webseite – kann deine Bibliothek lesen und die Einstellungen von Quire ändern. Quire kann dieses Lesen nicht verhindern, sendet aber nichts an einen Modellserver oder eine Website, die nicht in diesem Tab bestätigt wurden. Damit die Bibliothek einen eigenen Ursprung bekommt, den keine andere Seite teilt, im Quire-Ordner",

@@ -60,6 +60,11 @@ var QuireStore = (function () {
   var TORN_KEY = 'quire.storageTorn';  // localStorage: the flag outlives the tab (page only)
   var SEAL = { name: 'seal', version: 1, stores: ['kv'] };
   var torn = false, sealing = null, sealed = 0;
+  /* Only Chromium keeps IndexedDB in a LevelDB log that a cut-short write tears; Firefox and
+   * WebKit keep it in SQLite, whose journal rolls a cut write back, so they need no seal.  No
+   * web feature reveals how a browser stores IndexedDB: the page asks for what only Chromium
+   * has (window.chrome, navigator.userAgentData) and tells the engine's worker (logTears). */
+  var logTears = typeof window === 'undefined' || !!(window.chrome || navigator.userAgentData);
   var storageChannel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('quire.storage') : null;
 
   function remember(flag) {
@@ -253,6 +258,7 @@ var QuireStore = (function () {
    * by the disk would write behind the torn record itself. */
   function seal() {
     if (!torn) return Promise.resolve();
+    if (!logTears) { setTorn(false); return Promise.resolve(); }  // SQLite: nothing to retire
     if (sealing) return sealing;
     sealing = roomToSeal('save').then(function () { return open(SEAL); }).then(function (db) {
       var fill = function () {
@@ -560,6 +566,8 @@ var QuireStore = (function () {
     /* true after a write failed on the disk, until seal() has retired the torn log. */
     torn: function () { return torn; },
     setTorn: function (flag) { setTorn(flag, true); },
+    /* Does this browser's IndexedDB log tear (Chromium)?  The page knows; the worker is told. */
+    logTears: function (flag) { if (flag !== undefined) logTears = !!flag; return logTears; },
     seal: seal,
     room: room,
     library: library,

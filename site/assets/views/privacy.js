@@ -30,7 +30,7 @@
         h('span', { class: 'muted small' }, t('Everything below lives in this browser. Nothing is sent anywhere but the model server you chose.')),
         h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'privacy-refresh', onclick: render }, t('Refresh'))),
       h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('Where your data can go'))), serverBox, sharing()),
-      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('What Quire keeps'))), inventory, largest),
+      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('What Quire keeps'))), inventory, largest, keeping()),
       h('div', { class: 'card pg-card' },
         h('div', { class: 'pg-card-head' }, h('h3', null, t('Network requests since this page opened')), h('span', { class: 'muted small' }, t('live · newest first'))),
         netSummary,
@@ -73,6 +73,27 @@
     return h('p', { class: 'muted', testid: 'privacy-storage-note', dataset: { mode: 'http' } },
       t('Served from') + ' ', h('code', null, location.origin), ': ' + t('only pages from this origin share Quire’s storage.') + ' ',
       h('code', null, 'python serve.py'), ' ' + t('serves Quire alone on its own origin; on a shared web host, other pages of the same origin can read the library too.'));
+  }
+
+  /* How long the browser keeps the library: whether it granted persistent storage, and the
+   * rules of each engine that can delete it (Safari's seven days above all), with what to do. */
+  function keeping() {
+    var box = h('div', { class: 'keeping', testid: 'privacy-keeping' });
+    var s = navigator.storage;
+    var asked = s && s.persisted ? Promise.resolve(s.persisted()).then(null, function () { return null; }) : Promise.resolve(null);
+    asked.then(function (persisted) {
+      box.dataset.persisted = String(persisted);
+      QuireUI.fill(box,
+        h('p', { testid: 'privacy-persisted' }, h('strong', null, t('Kept until you erase it?') + ' '),
+          persisted === true ? t('Yes: this browser granted Quire persistent storage, so it does not clear the library to free space.')
+            : persisted === false ? t('Not guaranteed: this browser has not granted persistent storage, so it may clear the library when the disk runs short of space.')
+              : t('This browser does not say whether it keeps Quire’s storage persistently.')),
+        h('p', { testid: 'privacy-safari' }, h('strong', null, t('Safari (Mac, iPhone, iPad):') + ' '),
+          t('Safari deletes everything a site stored (Quire’s whole library) when you have used Safari for seven days without opening that site, unless the site was added to the Dock or the Home Screen. Safari also gives each site at most about 60% of the disk.')),
+        h('p', { class: 'fix', testid: 'privacy-keeping-advice' }, h('strong', null, t('What to do:') + ' '),
+          t('export a vault (below) after each session that matters, and in Safari add Quire to the Dock (File › Add to Dock) or the Home Screen (Share › Add to Home Screen), which keeps its storage. Opened from disk, Quire cannot be added; serve it with python3 serve.py for that.')));
+    });
+    return box;
   }
 
   function server(settings) {
