@@ -172,8 +172,12 @@ class Firefox(Engine):
 
     def close(self) -> None:
         if self.client is not None:
+            # Marionette's own quit() only serves instances it launched: ask Firefox to quit cleanly
+            # (it writes its profile to disk), as a person closing the window would.
             with contextlib.suppress(Exception):
-                self.client.quit(in_app=True) if hasattr(self.client, "quit") else self.client.delete_session()
+                self.client._send_message("Marionette:Quit", {"flags": ["eAttemptQuit"]})
+            with contextlib.suppress(Exception):
+                self.client.client.close()
             self.client = None
         if self.proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
