@@ -402,6 +402,14 @@ var QuireStore = (function () {
           var err = t.error && t.error.name !== 'AbortError' ? t.error : cause && cause.name !== 'AbortError' ? cause
             : t.error || cause || new Error('storage transaction aborted');
           if (mode !== 'readwrite') { reject(translate(err, what)); return; }
+          // Firefox, after a write failed on a full disk, refuses the next write on that connection
+          // ("InvalidStateError: A mutation operation was attempted on a database that did not
+          // allow mutations") while a new connection writes: nothing of this one landed, so once more.
+          if (isClosed(err) && !retried) {
+            conn.reset();
+            resolve(run(conn, stores, mode, fn, what, true));
+            return;
+          }
           if (tearing(err)) tore();
           writeFailed(err, what).then(reject);
         };
