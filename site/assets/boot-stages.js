@@ -40,6 +40,8 @@
       'The file %s could not be loaded, so this copy of Quire is incomplete. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.'],
     damaged: ['Part of Quire is damaged',
       '%s does not match its checksum. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.'],
+    'no-decompress': ['This browser is too old for Quire',
+      'Quire’s files are compressed, and this browser cannot unpack them (it has no DecompressionStream: Chrome and Edge 80, Firefox 113 and Safari 16.4 were the first to have it). Update the browser, or use a current Chrome, Edge, Firefox or Safari.'],
     unpack: ['This browser could not unpack part of Quire',
       'The file %s is intact, but this browser failed to unpack it. Update the browser, or open Quire in a current Chrome, Edge, Firefox or Safari; the technical detail below says what the browser reported.'],
     storage: ['This browser refused local storage',
@@ -111,7 +113,7 @@
       ['scikit-learn', state.sklearnVersion || tr(state.sklearn)],
       [tr('Opened'), mode === 'file' ? tr('from disk (file://)') : tr('over http') + (navigator.serviceWorker && navigator.serviceWorker.controller ? ', ' + tr('offline-ready') : '')],
       [tr('Engine ready in'), state.timings.ready ? ((state.timings.ready - T0) / 1000).toFixed(2) + ' s' : '…'],
-    ];
+    ].concat(capabilities().map(function (c) { return [c[0], c[1]]; }));
     var dl = $('[data-testid="engine-facts"]');
     dl.textContent = '';
     rows.forEach(function (r) {
@@ -119,6 +121,20 @@
       var dd = document.createElement('dd'); dd.textContent = r[1];
       dl.appendChild(dt); dl.appendChild(dd);
     });
+  }
+
+  /* What this browser offers Quire, found by trying each feature (never by its name), and
+   * what follows where one is missing: [label, what it means here, present]. */
+  function capabilities() {
+    var st = navigator.storage || {};
+    return [
+      [tr('Offline copy'), mode === 'file' ? tr('not from disk: no browser gives a page opened from disk a service worker; serve it over http once for that')
+        : 'serviceWorker' in navigator ? tr('available') : tr('unavailable: this browser has no service workers, so Quire needs its server each time'), mode !== 'file' && 'serviceWorker' in navigator],
+      [tr('Storage figure'), st.estimate ? tr('available') : tr('unavailable: this browser does not report how much storage Quire uses'), !!st.estimate],
+      [tr('Persistent storage'), st.persist ? tr('can be asked for') : tr('cannot be asked for here: the browser decides when to clear it (export a vault to keep a copy)'), !!st.persist],
+      [tr('One tab writes at a time'), navigator.locks ? tr('yes (Web Locks)') : tr('within this tab only: this browser has no Web Locks, so keep Quire open in one tab'), !!navigator.locks],
+      [tr('Full-disk check before large writes'), st.getDirectory ? tr('available') : tr('unavailable: no origin private file system here, so a full disk is noticed when a write fails'), !!st.getDirectory],
+    ];
   }
 
   /* ---------------- the ready promises ---------------- */
@@ -135,7 +151,7 @@
 
   self.QuireBoot = {
     T0: T0, tr: tr, B: B, $: $, mode: mode, state: state, STAGES: STAGES, bytes: bytes,
-    fail: fail, progress: progress, setStage: setStage, badge: badge, renderFacts: renderFacts, status: status,
+    fail: fail, progress: progress, capabilities: capabilities, setStage: setStage, badge: badge, renderFacts: renderFacts, status: status,
     ready: readyPromise, readyResolve: readyResolve,
     sklearnReady: sklearnPromise, sklearnResolve: sklearnResolve, sklearnReject: sklearnReject,
   };

@@ -270,6 +270,7 @@
   progress();
   if (typeof WebAssembly !== 'object' || typeof WebAssembly.instantiate !== 'function') { fail('no-wasm'); return; }
   if (typeof Worker !== 'function') { fail('worker', 'Web Workers are unavailable'); return; }
+  if (typeof DecompressionStream !== 'function') { fail('no-decompress'); return; }
   Boot.checkStorage();
   startEngine();
   // Precaching 40 MB would compete with the first boot: register once the engine is up.
