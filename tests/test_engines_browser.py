@@ -102,9 +102,9 @@ def test_library_journey(name, mode, server, built_dist, tmp_path):
 
 
 @pytest.mark.parametrize("name", ENGINES)
-def test_study_tools_quiz_and_flashcards(name, server, built_dist, tmp_path):
-    """scikit-learn loads (it never did in WebKit), a quiz is made, answered and scored, and a
-    flashcard is reviewed and rescheduled; the players show them."""
+def test_study_tools_quiz_flashcards_mindmap_workshop(name, server, built_dist, tmp_path):
+    """scikit-learn loads (it never did in WebKit), a quiz is made, answered and scored, a
+    flashcard is reviewed and rescheduled, a mind map is drawn and a workshop lesson opens."""
     engine_ok(name)
     with open_engine(name, tmp_path) as b:
         b.goto(server.url)
@@ -136,6 +136,17 @@ def test_study_tools_quiz_and_flashcards(name, server, built_dist, tmp_path):
               const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
               return [el.dataset.testid, !!top && el.contains(top)]; }); })()""")
         assert all(visible for _, visible in covered), covered
+        # A mind map, drawn and fitted in its frame, and a workshop lesson opened in its player.
+        mindmap = b.run("async () => quire.generate('mindmap', {offline: true})")
+        b.run("async (id) => { document.dispatchEvent(new CustomEvent('quire:open-set', {detail: {id}})); }", mindmap["id"])
+        nodes = b.wait("document.querySelector('[data-testid=mindmap-svg][data-fitted]') && "
+                       "[...document.querySelectorAll('[data-testid=mm-node]')].filter(n => n.getBoundingClientRect().width > 0).length")
+        assert nodes > 3
+        workshop = b.run("async () => quire.generate('workshop', {count: 3, offline: true})")
+        modules = workshop["items"] if "items" in workshop else workshop["outline"]
+        assert modules, workshop.keys()
+        lesson = b.run("async (id) => quire.openLesson(id, 0, 0)", workshop["id"])
+        assert lesson, "the first lesson opens"
 
 
 @pytest.mark.parametrize("name", ENGINES)
@@ -208,12 +219,16 @@ def test_offline_reload_over_http(name, built_dist, tmp_path):
 @pytest.mark.parametrize("mode", ["file"])  # the USB-stick way; http is the same page (the journeys cover both)
 @pytest.mark.parametrize("name", ENGINES)
 def test_german_page(name, mode, server, built_dist, tmp_path):
-    """?lang=de: the page, the engine's messages and the boot speak German in every engine."""
+    """?lang=de&kiosk=1: the page and its sample library in German, as a kiosk, in every engine."""
     engine_ok(name)
     with open_engine(name, tmp_path) as b:
-        b.goto(url_of(mode, server, built_dist, "?lang=de"))
+        b.goto(url_of(mode, server, built_dist, "?lang=de&kiosk=1"))
         b.wait_ready()
         assert b.js("return document.documentElement.lang") == "de"
+        # Kiosk mode: no Erase, no vault import, in this engine too.
+        assert b.js("return document.documentElement.dataset.kiosk") == "1"
+        b.wait("document.querySelector('[data-testid=sample-load]') && document.querySelector('[data-testid=sample-load]').offsetParent")
+        assert b.js("const e = document.querySelector('[data-testid=erase-all]'); return !!e && !e.offsetParent")
         assert b.js("return document.querySelector('[data-testid=mode-status]').textContent") == (
             "Über http ausgeliefert" if mode == "http" else "Von der Festplatte geöffnet")
         assert b.js("return document.querySelector('[data-testid=nav-library]').textContent") == "Bibliothek"
