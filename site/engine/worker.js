@@ -383,6 +383,7 @@
     switch (msg.type) {
       case 'init':
         // A write failed on the disk in an earlier session and the log was not retired yet (store.js).
+        if (msg.config.logTears !== undefined) QuireStore.logTears(msg.config.logTears);
         if (msg.config.storageTorn) QuireStore.setTorn(true);
         // ...or the page has not yet judged whether the last session was cut short (store.js).
         if (msg.config.storagePending) QuireStore.hold();
