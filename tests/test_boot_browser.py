@@ -52,6 +52,16 @@ def assert_engine_works(page, mode):
     return status
 
 
+def assert_dynlibs_compiled_ahead(status, page_log):
+    """numpy's shared libraries were compiled while the snapshot was restored, not by dlopen in
+    the middle of `import numpy` (in WebKit a synchronous compile waits seconds for its compiler
+    threads); the worker names any library the build's list (BOOT_DYNLIBS) missed."""
+    assert "dynlibs-linked" in status["marks"]
+    assert status["marks"]["dynlibs-linked"] <= status["marks"]["numpy-imported"]
+    late = [line for line in page_log.lines if "not compiled ahead" in line or "ahead failed" in line]
+    assert not late, late
+
+
 def test_boots_over_http(context, built_dist, serve, page_log):
     server = serve(built_dist)
     page = open_page(context, server.url, page_log)
@@ -71,6 +81,7 @@ def test_boots_from_disk_with_no_server(context, built_dist, tmp_path, page_log)
     status = assert_engine_works(page, "file")
     # The same fast path as over http: the snapshot, and dense search on the SIMD kernel.
     assert "snapshot-restored" in status["marks"] and status["versions"]["dense_kernel"] == "wasm-simd"
+    assert_dynlibs_compiled_ahead(status, page_log)
     probe = page.evaluate("(s) => window.quire.run(s)", DENSE_PROBE)
     assert probe["backend"] == "wasm-simd" and probe["hits"] == probe["expect"]
     assert_clean(page_log)
@@ -83,6 +94,7 @@ def test_engine_starts_from_the_snapshot_and_searches_with_simd(context, built_d
     status = assert_engine_works(page, "http")
     assert "snapshot-restored" in status["marks"], "the engine did not start from the memory snapshot"
     assert status["versions"]["dense_kernel"] == "wasm-simd"
+    assert_dynlibs_compiled_ahead(status, page_log)
     probe = page.evaluate("(s) => window.quire.run(s)", DENSE_PROBE)
     assert probe["backend"] == "wasm-simd" and probe["hits"] == probe["expect"]
     assert probe["max_diff"] < 1e-3

@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from quire_build.common import ROOT, VIRTUAL_BASE, project_version, sha256_bytes
+from quire_build.common import BOOT_DYNLIBS, ROOT, VIRTUAL_BASE, BuildError, project_version, sha256_bytes
 from quire_build.images import file_image, image_asset, wheel_files
 from quire_build.ocr import ocr_assets
 from quire_build.pack import pack, pack_name
@@ -63,8 +63,12 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
 
     strip = pins["pyodide"].get("strip", [])
 
-    def image(wheel: bytes) -> bytes:
+    def image(wheel: bytes, dynlibs: list[str] = ()) -> bytes:
         contents = wheel_files(wheel, strip)
+        missing = [n for n in dynlibs if n not in contents]
+        if missing:
+            have = sorted(n for n in contents if n.endswith(".so"))
+            raise BuildError(f"BOOT_DYNLIBS names {missing}, which the wheel does not have; its libraries: {have}")
         if pyc_cache is not None:
             contents.update(compile_pycs(contents, runtime, pyc_cache, root))
         return file_image(contents)
@@ -84,7 +88,7 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
         if name in ("pyodide.asm.js", "pyodide.js"):
             continue  # they travel inside engine.js
         if name in image_files:
-            add(image_asset(name), image(data), "boot")  # written into site-packages by the worker
+            add(image_asset(name), image(data, BOOT_DYNLIBS.get(image_files[name], [])), "boot")  # written into site-packages by the worker
             continue
         add(name, data, "lazy" if name in lazy_files else "boot")
     if snapshot:
@@ -107,7 +111,8 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
         "version": project_version(root),
         "pyodide": pins["pyodide"]["version"],
         "base": VIRTUAL_BASE,
-        "bootImages": [{"package": p, "asset": image_asset(lock[p]["file_name"])} for p in pins["pyodide"]["boot_packages"]],
+        "bootImages": [{"package": p, "asset": image_asset(lock[p]["file_name"]), "dynlibs": BOOT_DYNLIBS.get(p, [])}
+                       for p in pins["pyodide"]["boot_packages"]],
         "installerPackages": pins["pyodide"]["installer_packages"],
         "lazyPackages": pins["pyodide"]["lazy_packages"],
         "wheelImages": [{"package": n.split("-")[0], "asset": image_asset(n)}

@@ -59,11 +59,16 @@
     var where = 'pyodide';
     try {
       stage('pyodide');
+      // After the files Pyodide starts from, which the page hands over first.
+      var first = Object.keys(cfg.assets).filter(function (name) { return cfg.assets[name].first; });
+      var dynlibs = Promise.all(first.map(QuireAssets.get)).then(function () { return compileDynlibs(cfg.bootImages); },
+        function () { return []; });
       pyodide = await startPyodide(cfg);
       installKernels();
       where = 'numpy';
       stage('numpy');
       await installImages(cfg.bootImages);
+      await linkDynlibs(dynlibs);
       where = 'wheels';
       stage('wheels');
       await installImages(cfg.wheelImages);
@@ -84,6 +89,7 @@
         'json.dumps({"python": sys.version.split()[0], "numpy": numpy.__version__, "quire": quire.__version__,\n' +
         '            "dense_kernel": kernels.backend()})');
       writes = JSON.parse(pyodide.runPython('import quire.browser\nquire.browser.writes_json()'));
+      reportLateDynlibs();
       stage('ready', { versions: JSON.parse(versions), pyodide: pyodide.version, library: library });
       var afterReady = QuireQuiet.quiet().then(needLibraries);
       background = afterReady.then(loadLazy);
@@ -101,6 +107,59 @@
     }
   }
 
+  /* The shared libraries `import numpy` loads (bootImages[].dynlibs), compiled as soon as
+   * their image arrives, while the snapshot is restored.  Left to Python's dlopen they were
+   * compiled synchronously in the middle of the import, and a synchronous compile in
+   * WebKit waits until its compiler threads are free of the tier-up work of Pyodide's
+   * own module: up to 6 s on a busy 2-core machine (a few ms in Chromium and Firefox).
+   * Resolves to [{path, module}]; a library that fails here is left to dlopen. */
+  function compileDynlibs(images) {
+    return Promise.all(images.map(function (image) {
+      var wanted = image.dynlibs || [];
+      if (!wanted.length) return [];
+      return QuireAssets.get(image.asset).then(function (bytes) {
+        var files = readImage(bytes, image.asset).files;
+        return Promise.all(wanted.map(function (path) {
+          return WebAssembly.compile(files[path]).then(function (module) { return { path: path, module: module }; });
+        }));
+      }).catch(function (err) {
+        logWarning('Compiling the libraries of ' + image.package + ' ahead failed (' + err.message + '); the import loads them.');
+        return [];
+      });
+    })).then(function (lists) {
+      mark('dynlibs-compiled');
+      return [].concat.apply([], lists);
+    });
+  }
+
+  /* Instantiate the compiled libraries the way Pyodide's package loader does (local
+   * symbols, never unloaded) and leave them where Emscripten's dlopen looks first, so
+   * the import finds them loaded.  Uses Pyodide 0.27's Emscripten module (pinned). */
+  async function linkDynlibs(dynlibs) {
+    var compiled = await dynlibs;
+    var Module = pyodide._module;
+    var sitePackages = pyodide.runPython('import pyodide._package_loader as l; str(l.SITE_PACKAGES)');
+    for (var i = 0; i < compiled.length; i++) {
+      var path = sitePackages + '/' + compiled[i].path;
+      try {
+        Module.preloadedWasm[path] = await Module.loadWebAssemblyModule(compiled[i].module,
+          { loadAsync: true, nodelete: true, allowUndefined: true, global: false }, path, {});
+      } catch (err) {
+        logWarning('Loading ' + compiled[i].path + ' ahead failed (' + err.message + '); the import loads it.');
+      }
+    }
+    mark('dynlibs-linked');
+  }
+
+  /* A library the import loaded itself was missed by the list: say which, for the build's list. */
+  function reportLateDynlibs() {
+    var Module = pyodide._module;
+    var late = Object.keys(Module.LDSO.loadedLibsByName).filter(function (name) {
+      return name !== '__main__' && !Module.preloadedWasm[name];
+    });
+    if (late.length) logWarning('Loaded while importing, not compiled ahead (BOOT_DYNLIBS in py/quire_build/common.py): ' + late.join(', '));
+  }
+
   /* Pyodide restored from the build's memory snapshot when the bundle has one (about
    * two seconds faster); started the ordinary way when it has none or it fails. */
   async function startPyodide(cfg) {
@@ -114,7 +173,7 @@
     // compiler threads, while the snapshot is still being unpacked.
     var wasm = QuireAssets.get('pyodide.asm.wasm');
     var compiled = wasm.then(function (bytes) { return WebAssembly.compile(bytes); });
-    compiled.catch(function () {});
+    compiled.then(function () { mark('wasm-compiled'); }, function () {});
     if (cfg.snapshot) {
       try {
         var both = await Promise.all([QuireAssets.get(cfg.snapshot.asset), wasm]);
@@ -177,23 +236,32 @@
     var sitePackages = pyodide.runPython('import pyodide._package_loader as l; str(l.SITE_PACKAGES)');
     var FS = pyodide.FS;
     for (var i = 0; i < images.length; i++) {
-      var bytes = await QuireAssets.get(images[i].asset);
-      var magic = String.fromCharCode(bytes[0], bytes[1], bytes[2], bytes[3]);
-      if (magic !== 'QFS1') throw QuireAssets.AssetError('damaged', images[i].asset, 'The file ' + images[i].asset + ' is not a file image.');
-      var headerLength = new DataView(bytes.buffer, bytes.byteOffset + 4, 4).getUint32(0, true);
-      var entries = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
-      var at = 8 + headerLength;
-      entries.forEach(function (entry) {
-        var path = sitePackages + '/' + entry[0];
+      var image = readImage(await QuireAssets.get(images[i].asset), images[i].asset);
+      image.names.forEach(function (name) {
+        var path = sitePackages + '/' + name;
         FS.mkdirTree(path.slice(0, path.lastIndexOf('/')));
-        FS.writeFile(path, bytes.subarray(at, at + entry[1]));
-        at += entry[1];
+        FS.writeFile(path, image.files[name]);
       });
       pyodide.loadedPackages[images[i].package] = 'default channel';
     }
     // Only site-packages' cached listing: importlib.invalidate_caches() would import
     // importlib.metadata, and the stdlib zip's finder would re-read the zip (~0.3 s each).
     pyodide.runPython('import sys\nf = sys.path_importer_cache.get(' + JSON.stringify(sitePackages) + ')\nf and f.invalidate_caches()');
+  }
+
+  /* A file image (py/quire_build/images.py): {names, files: name -> bytes}, views into `bytes`. */
+  function readImage(bytes, asset) {
+    var magic = String.fromCharCode(bytes[0], bytes[1], bytes[2], bytes[3]);
+    if (magic !== 'QFS1') throw QuireAssets.AssetError('damaged', asset, 'The file ' + asset + ' is not a file image.');
+    var headerLength = new DataView(bytes.buffer, bytes.byteOffset + 4, 4).getUint32(0, true);
+    var entries = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
+    var at = 8 + headerLength, out = { names: [], files: {} };
+    entries.forEach(function (entry) {
+      out.names.push(entry[0]);
+      out.files[entry[0]] = bytes.subarray(at, at + entry[1]);
+      at += entry[1];
+    });
+    return out;
   }
 
   /* pypdf, fsrs and the rest: installed right after ready, before any engine call runs. */
