@@ -103,6 +103,14 @@ class Engine:
     def screenshot(self, path: Path) -> Path:
         raise NotImplementedError
 
+    def new_tab(self) -> str:
+        """Open a tab of this window's profile and make it the current one; its handle."""
+        raise NotImplementedError
+
+    def switch(self, handle: str) -> None:
+        """Send the next commands to the tab ``handle``."""
+        raise NotImplementedError
+
     def set_size(self, width: int, height: int) -> None:
         raise NotImplementedError
 
@@ -164,6 +172,18 @@ class Firefox(Engine):
 
     def set_size(self, width: int, height: int) -> None:
         self.client.set_window_rect(width=width, height=height)
+
+    def new_tab(self) -> str:
+        handle = self.client.open(type="tab", focus=True)["handle"]
+        self.client.switch_to_window(handle)
+        return handle
+
+    def switch(self, handle: str) -> None:
+        self.client.switch_to_window(handle)
+
+    @property
+    def handle(self) -> str:
+        return self.client.current_window_handle
 
     def restart(self) -> None:
         """Quit Firefox as a person would and start it again on the same profile."""
@@ -241,6 +261,17 @@ class WebKit(Engine):
 
     def set_size(self, width: int, height: int) -> None:
         self.driver.set_window_size(width, height)
+
+    def new_tab(self) -> str:
+        self.driver.switch_to.new_window("tab")
+        return self.driver.current_window_handle
+
+    def switch(self, handle: str) -> None:
+        self.driver.switch_to.window(handle)
+
+    @property
+    def handle(self) -> str:
+        return self.driver.current_window_handle
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -239,3 +239,44 @@ def test_german_page(name, mode, server, built_dist, tmp_path):
         b.wait("quire.sources().then(s => s.length === 2 && s.every(x => x.status === 'trained'))")
         hit = b.run("async () => (await quire.search('Niederschlag', {k: 1}))[0]")
         assert hit["source"].endswith(".md") and "Niederschlag" in hit["text"], hit["source"]
+
+
+ROCKS = ["basalt", "granite", "gneiss", "schist", "marble", "slate", "quartzite", "obsidian"]
+MINERALS = ["feldspar", "olivine", "pyroxene", "amphibole", "biotite", "muscovite", "calcite", "dolomite"]
+STAGE_WORDS = """async (words) => { await quire.stage(words.map(w => ({name: w + '.md', text: '# ' + w + '\\n' + w + ' is described here in detail.'}))); }"""
+TRAIN_LATER = """async () => { window.events = []; window.trained = quire.train({onProgress: e => window.events.push(e)})
+  .then(r => r, e => ({error: e.message, kind: e.kind})); }"""
+ALL_FOUND = """(async () => { for (const w of %s) { const hits = await quire.search(w);
+  if (!hits.length || hits[0].source !== w + '.md') return false; } return true; })()"""
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_two_tabs_train_at_once_one_writer(name, server, built_dist, tmp_path):
+    """Two tabs of one profile Train at once: one waits for the other (Web Locks), every file is
+    trained once, and each tab finds the other's files without a reload."""
+    engine_ok(name)
+    with open_engine(name, tmp_path) as b:
+        b.goto(server.url)
+        b.wait_ready()
+        first = b.handle
+        second = b.new_tab()
+        b.goto(server.url)
+        b.wait_ready()
+        for handle, words in ((first, ROCKS), (second, MINERALS)):
+            b.switch(handle)
+            b.run(STAGE_WORDS, words)
+        for handle in (first, second):
+            b.switch(handle)
+            b.run(TRAIN_LATER)
+        results, events = [], []
+        for handle in (first, second):
+            b.switch(handle)
+            results.append(b.run("async () => window.trained"))
+            events += b.run("async () => window.events")
+        assert not any("error" in r for r in results), results
+        assert sum(r["added"] for r in results) == len(ROCKS + MINERALS), results
+        waited = [e for e in events if e["stage"] == "waiting-other-tab"]
+        assert waited and "another Quire tab" in waited[0]["message"], [e["stage"] for e in events]
+        for handle in (first, second):
+            b.switch(handle)
+            assert b.wait(ALL_FOUND % json.dumps(ROCKS + MINERALS))
