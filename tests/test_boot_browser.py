@@ -12,6 +12,11 @@ from conftest import CHROMIUM, CHROMIUM_ARGS, copy_dist, wait_ready, wait_until
 pytestmark = pytest.mark.browser
 
 NUMPY_PROBE = "import numpy as np\nfloat(np.linalg.norm(np.array([3.0, 4.0])) + np.arange(10).sum())"
+NUMPY_LIBS_NOT_LINKED_AHEAD = """
+import pyodide_js
+linked = set(pyodide_js._module.preloadedWasm.object_keys())
+[name for name in pyodide_js._module.LDSO.loadedLibsByName.object_keys() if "/numpy/" in name and name not in linked]
+"""
 DENSE_PROBE = """
 import numpy as np
 from quire.retrieval import kernels
@@ -71,6 +76,10 @@ def test_boots_over_http(context, built_dist, serve, page_log):
     assert page.evaluate("(s) => window.quire.run(s)", "import sklearn; sklearn.__version__") == "1.6.1"
     status = page.evaluate("window.quire.status()")
     assert status["timings"]["sklearn"] > status["timings"]["ready"]
+    # numpy's other libraries (numpy.random, numpy.fft), which scipy and scikit-learn import,
+    # were compiled ahead too: none was left to a synchronous compile in dlopen.
+    assert "other-dynlibs-linked" in status["marks"]
+    assert page.evaluate("(s) => window.quire.run(s)", NUMPY_LIBS_NOT_LINKED_AHEAD) == []
     assert_clean(page_log)
 
 

@@ -11,6 +11,8 @@
   var booted = null;
   var background = null;
   var libraries = null;  // the wheels installed after ready; engine calls wait for them (but QUICK ones)
+  var sitePackages = null;  // where the images are written (Pyodide's site-packages)
+  var imageDynlibs = [];  // the boot images' shared libraries, relative to site-packages
 
   // Read-only calls that need none of the wheels installed after ready (pypdf, fsrs).
   var QUICK = { search: 1, passage: 1, sources: 1, categories: 1, chunks: 1, usage: 1, librarySettings: 1,
@@ -68,7 +70,8 @@
       where = 'numpy';
       stage('numpy');
       await installImages(cfg.bootImages);
-      await linkDynlibs(dynlibs);
+      await linkDynlibs(await dynlibs);
+      mark('dynlibs-linked');
       where = 'wheels';
       stage('wheels');
       await installImages(cfg.wheelImages);
@@ -119,9 +122,7 @@
       if (!wanted.length) return [];
       return QuireAssets.get(image.asset).then(function (bytes) {
         var files = readImage(bytes, image.asset).files;
-        return Promise.all(wanted.map(function (path) {
-          return WebAssembly.compile(files[path]).then(function (module) { return { path: path, module: module }; });
-        }));
+        return compileAll(wanted, function (path) { return files[path]; });
       }).catch(function (err) {
         logWarning('Compiling the libraries of ' + image.package + ' ahead failed (' + err.message + '); the import loads them.');
         return [];
@@ -132,13 +133,17 @@
     });
   }
 
-  /* Instantiate the compiled libraries the way Pyodide's package loader does (local
-   * symbols, never unloaded) and leave them where Emscripten's dlopen looks first, so
-   * the import finds them loaded.  Uses Pyodide 0.27's Emscripten module (pinned). */
-  async function linkDynlibs(dynlibs) {
-    var compiled = await dynlibs;
+  function compileAll(paths, bytesOf) {
+    return Promise.all(paths.map(function (path) {
+      return WebAssembly.compile(bytesOf(path)).then(function (module) { return { path: path, module: module }; });
+    }));
+  }
+
+  /* Instantiate compiled libraries (paths relative to site-packages) the way Pyodide's package
+   * loader does (local symbols, never unloaded) and leave them where Emscripten's dlopen looks
+   * first, so an import finds them loaded.  Uses Pyodide 0.27's Emscripten module (pinned). */
+  async function linkDynlibs(compiled) {
     var Module = pyodide._module;
-    var sitePackages = pyodide.runPython('import pyodide._package_loader as l; str(l.SITE_PACKAGES)');
     for (var i = 0; i < compiled.length; i++) {
       var path = sitePackages + '/' + compiled[i].path;
       try {
@@ -148,7 +153,23 @@
         logWarning('Loading ' + compiled[i].path + ' ahead failed (' + err.message + '); the import loads it.');
       }
     }
-    mark('dynlibs-linked');
+  }
+
+  /* The boot images' other libraries (numpy.random, numpy.fft…), which importing scipy and
+   * scikit-learn loads: compiled together and linked before they are imported, for the same
+   * reason as at boot (in WebKit, ten synchronous compiles in the middle of that import). */
+  async function linkOtherDynlibs() {
+    var Module = pyodide._module;
+    var rest = imageDynlibs.filter(function (path) {
+      var full = sitePackages + '/' + path;
+      return !Module.LDSO.loadedLibsByName[full] && !Module.preloadedWasm[full];
+    });
+    try {
+      await linkDynlibs(await compileAll(rest, function (path) { return pyodide.FS.readFile(sitePackages + '/' + path); }));
+    } catch (err) {
+      logWarning('Compiling the other libraries ahead failed (' + err.message + '); their imports load them.');
+    }
+    mark('other-dynlibs-linked');
   }
 
   /* A library the import loaded itself was missed by the list: say which, for the build's list. */
@@ -233,7 +254,7 @@
    * unzipping wheels with Python in a just-started engine, then marked loaded so later
    * loadPackage calls skip them. */
   async function installImages(images) {
-    var sitePackages = pyodide.runPython('import pyodide._package_loader as l; str(l.SITE_PACKAGES)');
+    sitePackages = sitePackages || pyodide.runPython('import pyodide._package_loader as l; str(l.SITE_PACKAGES)');
     var FS = pyodide.FS;
     for (var i = 0; i < images.length; i++) {
       var image = readImage(await QuireAssets.get(images[i].asset), images[i].asset);
@@ -241,6 +262,7 @@
         var path = sitePackages + '/' + name;
         FS.mkdirTree(path.slice(0, path.lastIndexOf('/')));
         FS.writeFile(path, image.files[name]);
+        if (/\.so$/.test(name)) imageDynlibs.push(name);
       });
       pyodide.loadedPackages[images[i].package] = 'default channel';
     }
@@ -292,6 +314,7 @@
     await QuireQuiet.quiet();
     try {
       stage('sklearn-loading');
+      await linkOtherDynlibs();
       await pyodide.loadPackage(config.lazyPackages, LOAD_OPTIONS);
       var v = pyodide.runPython('import sklearn, scipy\nsklearn.__version__ + " / scipy " + scipy.__version__');
       stage('sklearn', { version: v });
