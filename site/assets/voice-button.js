@@ -45,45 +45,66 @@
     var button = h('button', { type: 'button', class: 'icon voice-mic', testid: id, title: TEXT.label, 'aria-label': TEXT.label,
       'aria-pressed': 'false', onclick: toggle }, QuireIcons.svg('mic'));
     var wrap = h('span', { class: 'voice', testid: id + '-box' }, button, level, status);
-    var rec = null;  // {stream, ctx, chunks, ...} while recording
+    var rec = null;  // {stream, capture} while recording
     var run = 0;     // bumps on cancel, so a late transcript is dropped
 
     function say(text) { status.textContent = text; }
 
     function toggle() {
-      if (rec) { stop(true); return; }
-      if (button.disabled) return;
+      if (rec) { stop(); return; }
+      if (button.disabled || opening) return;
       start();
     }
 
+    var opening = false;  // between the press and the microphone's answer
+
     function start() {
       if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) { say(TEXT.noMic); return; }
-      // The engine loads after the recording: unpacking 30 MB on this thread would make the recorder drop audio.
+      if (!QuireVoice.canCapture()) { say(QuireVoice.TEXT.noCapture); return; }
+      var capture;
+      try { capture = QuireVoice.capture(); }  // during the press, so that its AudioContext may start
+      catch (err) { say(TEXT.busy); return; }
+      opening = true;
+      // The engine loads when the recording stops, while the recording is decoded.
       navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } })
-        .then(record, function (err) { say(micError(err)); });
+        .then(function (stream) { opening = false; record(stream, capture); },
+              function (err) { opening = false; capture.cancel(); say(micError(err)); });
     }
 
-    function record(stream) {
-      var ctx = new AudioContext();
-      var source = ctx.createMediaStreamSource(stream);
-      var analyser = ctx.createAnalyser();
-      analyser.fftSize = 1024;
-      // ScriptProcessor, not an AudioWorklet: a worklet module cannot be loaded from file://.
-      var tap = ctx.createScriptProcessor(4096, 1, 1);
-      var r = rec = { stream: stream, ctx: ctx, chunks: [], samples: 0 };
-      tap.onaudioprocess = function (e) {
+    function record(stream, capture) {
+      var r = rec = { stream: stream, capture: capture };
+      wrap.setAttribute('data-recorded-ms', '0');
+      wrap.setAttribute('data-state', 'starting');
+      document.addEventListener('keydown', onKey, true);
+      capture.start(stream, { onRecorded: function (ms) {
         if (rec !== r) return;
-        var data = e.inputBuffer.getChannelData(0);
-        r.chunks.push(data.slice());
-        r.samples += data.length;
-        wrap.setAttribute('data-recorded-ms', String(Math.round(1000 * r.samples / ctx.sampleRate)));
-        if (r.samples / ctx.sampleRate >= MAX_SECONDS) stop(true);
-      };
-      source.connect(analyser);
-      source.connect(tap);
-      tap.connect(ctx.destination);  // a processor only runs when connected; it outputs silence
+        wrap.setAttribute('data-recorded-ms', String(ms));
+        if (ms >= MAX_SECONDS * 1000) stop();
+      } }).then(function (method) {
+        if (rec !== r) return;
+        wrap.setAttribute('data-capture', method);  // worklet | recorder: which way this browser records
+        wrap.setAttribute('data-capture-format', capture.format);
+        meter(r);
+        showLevel(true);
+        button.setAttribute('aria-pressed', 'true');
+        button.classList.add('recording');
+        wrap.setAttribute('data-state', 'recording');
+        say(TEXT.start);
+      }, function (err) {
+        if (rec !== r) return;
+        release();
+        capture.cancel();
+        wrap.setAttribute('data-state', 'error');
+        say(err && err.message || String(err));
+      });
+    }
+
+    /* The level meter reads the audio thread's analyser when this thread has time; a late frame only shows late. */
+    function meter(r) {
+      var analyser = r.capture.analyser;
+      analyser.fftSize = 1024;
       var wave = new Float32Array(analyser.fftSize);
-      (function meter() {
+      (function frame() {
         if (rec !== r) return;
         analyser.getFloatTimeDomainData(wave);
         var sum = 0;
@@ -91,14 +112,8 @@
         var pct = Math.min(100, Math.round(Math.sqrt(sum / wave.length) * 300));
         fill.style.width = pct + '%';
         level.setAttribute('aria-valuenow', String(pct));
-        requestAnimationFrame(meter);
+        requestAnimationFrame(frame);
       })();
-      showLevel(true);
-      button.setAttribute('aria-pressed', 'true');
-      button.classList.add('recording');
-      wrap.setAttribute('data-state', 'recording');
-      say(TEXT.start);
-      document.addEventListener('keydown', onKey, true);
     }
 
     function onKey(e) {
@@ -113,31 +128,26 @@
       fill.style.width = '0';
       button.setAttribute('aria-pressed', 'false');
       button.classList.remove('recording');
-      if (r) {
-        r.stream.getTracks().forEach(function (t) { t.stop(); });
-        r.ctx.close();
-      }
+      if (r) r.stream.getTracks().forEach(function (t) { t.stop(); });
       return r;
     }
 
     function cancel() {
       run++;
-      release();
+      var r = release();
+      if (r) r.capture.cancel();
       button.disabled = false;
       wrap.setAttribute('data-state', 'cancelled');
       say(TEXT.cancelled);
     }
 
     function stop() {
-      var r = release();
+      var r = rec;
       if (!r) return;
+      var pcm = r.capture.stop(MAX_SECONDS);  // the recording ends now; it is decoded while the engine loads
+      pcm.catch(function () {});  // reported below, after the engine loaded
+      release();
       var mine = ++run;
-      var all = new Float32Array(r.samples);
-      var at = 0;
-      r.chunks.forEach(function (c) { all.set(c, at); at += c.length; });
-      r.chunks = null;
-      var buffer = new AudioBuffer({ length: Math.max(1, all.length), numberOfChannels: 1, sampleRate: r.ctx.sampleRate });
-      buffer.copyToChannel(all, 0);
       button.disabled = true;
       wrap.setAttribute('data-state', 'transcribing');
       document.addEventListener('keydown', onKeyBusy, true);
@@ -152,8 +162,8 @@
         say(TEXT.loading + ': ' + Math.round(p.fraction * 100) + '%');
       } }).then(function () {
         if (mine === run) say(TEXT.transcribing);
-        return QuireVoice.toMono16k(buffer);
-      }).then(function (pcm) { return QuireVoice.transcribe(pcm); }).then(function (result) {
+        return pcm;
+      }).then(function (samples) { return QuireVoice.transcribe(samples); }).then(function (result) {
         if (mine !== run) return;
         var text = result.text;
         wrap.setAttribute('data-transcribe-ms', String(result.ms));

@@ -9,6 +9,10 @@
  *   QuireVoice.load({onProgress})            -> resolves when the engine is ready
  *   QuireVoice.transcribe(pcm16k)            -> {text, ms}   (Float32Array, 16 kHz mono)
  *   QuireVoice.toMono16k(audioBuffer)        -> Float32Array, resampled in the page
+ *   QuireVoice.canCapture()                  -> false when this browser cannot record off the main thread
+ *   var c = QuireVoice.capture()             (in the press handler: its AudioContext starts with the press)
+ *   c.start(stream, {onRecorded: ms => …})   -> 'worklet' | 'recorder'   (c.analyser feeds a level meter)
+ *   c.stop(maxSeconds)                        -> Float32Array (16 kHz mono);  c.cancel()
  */
 (function () {
   'use strict';
@@ -27,6 +31,8 @@
     damaged: QuireI18n.t('A voice file does not match its checksum. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.'),
     timeout: QuireI18n.t('The voice engine did not answer in time. Try a shorter recording, or reload the page.'),
     engine: QuireI18n.t('The voice engine failed: '),
+    noCapture: QuireI18n.t('This browser cannot record without gaps here: it has no MediaRecorder, and no AudioWorklet this page can load. Type your question, or open Quire in a current Firefox, Chrome or Safari.'),
+    undecodable: QuireI18n.t('This browser could not decode its own recording, so the question cannot be transcribed here. Type your question instead.'),
   };
 
   var B = self.QUIRE_BUNDLE;
@@ -34,7 +40,7 @@
   function voiceError(kind, message) {
     var err = new Error(message);
     err.name = 'VoiceError';
-    err.kind = kind;  // not-included | missing | damaged | timeout | engine
+    err.kind = kind;  // not-included | missing | damaged | timeout | engine | no-capture | undecodable
     return err;
   }
 
@@ -148,6 +154,160 @@
     return ctx.startRendering().then(function (out) { return out.getChannelData(0).slice(); });
   }
 
+  /* ---------------- capture, off the page's main thread ---------------- */
+
+  // The page's main thread can be seconds late on a busy machine, and a ScriptProcessor that
+  // waits for it drops audio.  So samples are taken on the audio thread: an AudioWorklet copies
+  // them and posts them in batches, which wait in the queue (none lost) until this thread reads
+  // them.  Where the worklet module cannot load from a blob: URL (Chromium and WebKit from
+  // file://, origin null) or the AudioContext is not running yet (Firefox with no sound output),
+  // MediaRecorder records in the browser's own media threads and the recording is decoded after.
+
+  /* The worklet's source; it runs in the AudioWorkletGlobalScope, not here. */
+  function tapModule() {
+    registerProcessor('quire-voice-tap', class extends AudioWorkletProcessor {
+      constructor() {
+        super();
+        this.size = Math.round(sampleRate / 10);  // ten batches a second
+        this.batch = new Float32Array(this.size);
+        this.used = 0;
+        this.port.onmessage = () => {  // 'flush': what is left, then done
+          if (this.used) this.port.postMessage(this.batch.slice(0, this.used));
+          this.used = 0;
+          this.port.postMessage('done');
+        };
+      }
+      process(inputs) {
+        const samples = inputs[0] && inputs[0][0];  // one channel: the node mixes the stream down
+        for (let i = 0; samples && i < samples.length; i++) {
+          this.batch[this.used++] = samples[i];
+          if (this.used === this.size) {
+            this.port.postMessage(this.batch, [this.batch.buffer]);
+            this.batch = new Float32Array(this.size);
+            this.used = 0;
+          }
+        }
+        return true;
+      }
+    });
+  }
+
+  var tapUrl = null;  // one blob: URL for the page's lifetime; each recording's context loads it
+
+  function AudioCtx() { return self.AudioContext || self.webkitAudioContext; }
+  function hasWorklet() { return typeof AudioWorkletNode === 'function' && !!AudioCtx() && 'audioWorklet' in AudioCtx().prototype; }
+  function hasRecorder() { return typeof MediaRecorder === 'function' && typeof OfflineAudioContext === 'function'; }
+
+  // Lossless where the browser records it (Chromium: PCM in WebM; WebKit: FLAC in MP4), else its own
+  // default (Opus in Firefox); Whisper hears the compressed sound worse on borderline words.
+  var LOSSLESS = ['audio/webm;codecs=pcm', 'audio/mp4;codecs=flac', 'audio/ogg;codecs=flac', 'audio/webm;codecs=flac'];
+
+  function recorderOptions() {
+    var type = typeof MediaRecorder.isTypeSupported === 'function' && LOSSLESS.filter(function (t) { return MediaRecorder.isTypeSupported(t); })[0];
+    return type ? { mimeType: type } : { audioBitsPerSecond: 128000 };
+  }
+
+  function canCapture() { return !!AudioCtx() && (hasWorklet() || hasRecorder()); }
+
+  /** A recording in the making; ask for the microphone after making it (see the header). */
+  function capture() {
+    var Ctx = AudioCtx();
+    var ctx = new Ctx();
+    if (ctx.state !== 'running') ctx.resume().catch(function () {});  // never settles where there is no output (Firefox)
+    var module = Promise.resolve(false);
+    if (hasWorklet()) {
+      tapUrl = tapUrl || URL.createObjectURL(new Blob(['(' + tapModule + ')();'], { type: 'text/javascript' }));
+      module = ctx.audioWorklet.addModule(tapUrl).then(function () { return true; }, function () { return false; });
+    }
+    var c = { ctx: ctx, analyser: ctx.createAnalyser(), method: null, format: 'audio/pcm' };
+    var source = null, node = null, recorder = null, stopped = null, chunks = [], samples = 0, clock = null, ended = false;
+
+    c.start = function (stream, opts) {
+      opts = opts || {};
+      return module.then(function (loaded) {
+        if (ended) return null;  // stopped or cancelled while the module loaded
+        source = ctx.createMediaStreamSource(stream);
+        source.connect(c.analyser);
+        if (loaded && ctx.state === 'running') {
+          node = new AudioWorkletNode(ctx, 'quire-voice-tap', { numberOfInputs: 1, numberOfOutputs: 0, channelCount: 1,
+                                                                 channelCountMode: 'explicit', channelInterpretation: 'speakers' });
+          node.port.onmessage = function (e) {
+            if (typeof e.data === 'string') return;  // 'done' is awaited by stop()
+            chunks.push(e.data);
+            samples += e.data.length;
+            if (opts.onRecorded) opts.onRecorded(Math.round(1000 * samples / ctx.sampleRate));
+          };
+          source.connect(node);
+          return (c.method = 'worklet');
+        }
+        if (!hasRecorder()) throw voiceError('no-capture', TEXT.noCapture);
+        recorder = new MediaRecorder(stream, recorderOptions());
+        recorder.ondataavailable = function (e) { if (e.data && e.data.size) chunks.push(e.data); };
+        stopped = new Promise(function (resolve) { recorder.addEventListener('stop', resolve); });
+        var t0 = null;
+        recorder.onstart = function () { t0 = performance.now(); };
+        // The recorder has no sample count to show; its running time is the audio's length.
+        clock = setInterval(function () { if (t0 !== null && opts.onRecorded) opts.onRecorded(Math.round(performance.now() - t0)); }, 100);
+        recorder.start();
+        c.format = recorder.mimeType;
+        return (c.method = 'recorder');
+      });
+    };
+
+    function finish() {
+      ended = true;
+      clearInterval(clock);
+      if (source) source.disconnect();
+      if (node) node.port.onmessage = null;
+      if (ctx.state !== 'closed') ctx.close().catch(function () {});
+    }
+
+    /** The recording as 16 kHz mono, at most maxSeconds long. */
+    c.stop = function (maxSeconds) {
+      var pcm;
+      if (node) {
+        pcm = new Promise(function (resolve) {
+          var collect = node.port.onmessage;
+          node.port.onmessage = function (e) { if (e.data === 'done') resolve(); else collect(e); };
+          node.port.postMessage('flush');
+        }).then(function () {
+          var all = new Float32Array(Math.max(1, samples)), at = 0;
+          chunks.forEach(function (part) { all.set(part, at); at += part.length; });
+          var buffer = new AudioBuffer({ length: all.length, numberOfChannels: 1, sampleRate: ctx.sampleRate });
+          buffer.copyToChannel(all, 0);
+          finish();
+          return toMono16k(buffer);
+        });
+      } else if (recorder) {
+        if (recorder.state !== 'inactive') recorder.stop();  // the last data comes before 'stop'
+        pcm = stopped.then(function () {
+          finish();
+          if (!chunks.length) return null;
+          return new Blob(chunks, { type: recorder.mimeType }).arrayBuffer();
+        }).then(function (bytes) {
+          return bytes && new OfflineAudioContext(1, 1, SAMPLE_RATE).decodeAudioData(bytes);
+        }).then(function (buffer) { return buffer ? toMono16k(buffer) : new Float32Array(0); }, function (err) {
+          throw voiceError('undecodable', TEXT.undecodable + ' (' + (err && (err.name || err.message) || err) + ')');
+        });
+      } else {  // stopped before it started: nothing was recorded
+        finish();
+        pcm = Promise.resolve(new Float32Array(0));
+      }
+      return pcm.then(function (all) {
+        var most = Math.round((maxSeconds || Infinity) * SAMPLE_RATE);
+        return all.length > most ? all.slice(0, most) : all;  // the recorder may run on while this thread was late
+      });
+    };
+
+    c.cancel = function () {
+      if (recorder && recorder.state !== 'inactive') recorder.stop();
+      chunks = [];
+      finish();
+    };
+    return c;
+  }
+
   self.QuireVoice = { available: available, load: load, transcribe: transcribe, toMono16k: toMono16k, clean: clean, FILES: FILES,
+                      canCapture: canCapture, capture: capture,
                       SAMPLE_RATE: SAMPLE_RATE, TEXT: TEXT };
 })();
