@@ -280,3 +280,39 @@ def test_two_tabs_train_at_once_one_writer(name, server, built_dist, tmp_path):
         for handle in (first, second):
             b.switch(handle)
             assert b.wait(ALL_FOUND % json.dumps(ROCKS + MINERALS))
+
+
+@pytest.mark.parametrize("mode", ["http", "file"])
+@pytest.mark.parametrize("name", ENGINES)
+def test_ask_with_a_model_streams_a_cited_answer(name, mode, server, built_dist, tmp_path):
+    """With a model server (a stand-in that speaks Ollama's real HTTP API), Ask in the Ask view
+    streams a cited answer in every engine: the page's CSP admits the server, the engine's
+    worker streams the reply, and the citation opens its passage."""
+    from ollama_server import OllamaStub
+
+    engine_ok(name)
+    stub = OllamaStub(origins="*" if mode == "file" else None).start()
+    try:
+        with open_engine(name, tmp_path) as b:
+            url = url_of(mode, server, built_dist)
+            b.goto(url)
+            b.wait_ready()
+            # The server is chosen before the page loads, as Settings does (the CSP is set at load).
+            b.js("localStorage.setItem('quire.llm.url', arguments[0])", stub.url)
+            b.goto(url + "?opened=again#ask")  # a new load (a hash alone would not reload)
+            b.wait_ready()
+            assert b.run(STAGE, files_payload(["word_sample.docx"])) == ["staged"]
+            b.run("async (url) => { await quire.train(); await quire.saveSettings({url, chat_model: 'qwen3:4b'}); }", stub.url)
+            stub.enqueue_chat(["To start swimming, lay down in the water ", "and try not to drown [1]."], thinking=["The guide says."])
+            b.run("""async () => { location.hash = '#ask'; const input = document.querySelector('[data-testid=chat-input]');
+                input.value = 'How do I start swimming?'; input.dispatchEvent(new Event('input', {bubbles: true}));
+                document.querySelector('[data-testid=chat-ask]').click(); }""")
+            answer = b.wait("""(() => { const m = [...document.querySelectorAll('[data-testid=msg-assistant]')].pop();
+                if (!m || document.querySelector('.msg.streaming') || !document.querySelector('[data-testid=chat-stop]').hidden) return null;
+                return {text: m.textContent, chips: [...m.querySelectorAll('[data-testid=citation]')].map(c => c.textContent)}; })()""")
+            assert "try not to drown" in answer["text"], answer
+            assert answer["chips"] and all("word_sample.docx" in c for c in answer["chips"]), answer
+            body = stub.bodies("/api/chat")[-1]
+            assert "try not to drown" in body["messages"][-1]["content"]  # the passage went to the model
+    finally:
+        stub.stop()

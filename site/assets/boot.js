@@ -204,6 +204,14 @@
     if (worker) worker.postMessage({ type: 'cancel', id: id });
   }
 
+  /* Leaving the page ends the engine, which frees the Web Locks its worker holds.  WebKit kept
+   * a page it left (its back-forward cache) with the worker suspended in the middle of a write:
+   * the library lock stayed held, and the next Quire page in that tab waited for it forever.
+   * A write cut off this way is one aborted transaction, as when a tab is closed; a page brought
+   * back from that cache has no engine, so it starts again. */
+  addEventListener('pagehide', function () { if (worker) worker.terminate(); });
+  addEventListener('pageshow', function (e) { if (e.persisted) location.reload(); });
+
   /* ---------------- other tabs ---------------- */
 
   /* This tab's engine saved a library change: tell the other Quire tabs, which reload.

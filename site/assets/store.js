@@ -144,9 +144,12 @@ var QuireStore = (function () {
     hold();
     var locks = typeof navigator !== 'undefined' && navigator.locks;
     if (locks) locks.request(SESSION_PREFIX + id, function () { return new Promise(function () {}); }).catch(function () {});
-    addEventListener('pagehide', function () {
-      try { localStorage.setItem(SESSION_PREFIX + id, 'closed'); } catch (e) { /* refused */ }
-      if (!judging) mark(null, [id]).catch(function () {});  // may not finish as the tab goes: "closed" says it
+    addEventListener('pagehide', function (e) {
+      try { localStorage.setItem(SESSION_PREFIX + id, 'closed'); } catch (err) { /* refused */ }
+      // May not finish as the tab goes: "closed" says it.  Not into the back-forward cache:
+      // WebKit freezes the page with the write's transaction open, and every later write of
+      // every Quire page waited for it (the next page in that tab never started).
+      if (!judging && !e.persisted) mark(null, [id]).catch(function () {});
     });
     addEventListener('pageshow', function (e) {  // back from the back-forward cache
       if (!e.persisted) return;
