@@ -149,12 +149,11 @@ def test_a_busy_page_records_a_question_as_well_as_a_quiet_one(where, playwright
     assert busy["busy_blocks"] >= 2, busy  # the page really was busy while it recorded
     # The question reached Whisper whole, quiet and busy: no gap anywhere in the speech.
     assert quiet["intact"] >= 0.95 and busy["intact"] >= 0.95, (quiet, busy)
-    assert quiet["state"] == "done" and quiet_wer <= MAX_MIC_WER, quiet
-    assert busy["state"] == "done", busy
-    # As good as quiet: the same bound.  Not the same words: a few milliseconds' difference in where
-    # a recording starts turns tiny.en's "mitosis" into "my doses" and back (two words), quiet or busy.
-    assert busy_wer <= MAX_MIC_WER, (busy, quiet)
-    assert "cells" in voice_clips.words(busy["text"]), busy
+    # As good as quiet: both transcripts are tiny.en's readings of the whole question.  Not
+    # always the same words: tiny.en reads this question three ways even from intact audio.
+    assert quiet["state"] == busy["state"] == "done", (quiet, busy)
+    assert voice_clips.whole_mitosis_question(quiet["text"]), quiet
+    assert voice_clips.whole_mitosis_question(busy["text"]), (busy, quiet)
     # Chromium loads the worklet from a blob: URL over http, not from file:// (origin null).
     assert busy["capture"] == quiet["capture"] == ("worklet" if where == "http" else "recorder"), (quiet, busy)
     assert not log.errors, log.errors

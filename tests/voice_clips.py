@@ -118,6 +118,18 @@ def intact(heard: np.ndarray, spoken: np.ndarray, rate: int = 16000, window_s: f
     return good / max(1, len(speech))
 
 
+def whole_mitosis_question(text: str) -> bool:
+    """Whether ``text`` is one of tiny.en's readings of the whole mitosis question.
+
+    Given the question whole (``intact`` 1.0), tiny.en hears it three ways, by a few milliseconds
+    of where the recording starts and how much silence follows: "How many cells does mitosis
+    make?", "... my doses make?" and "How many sounds does my toes is make?" (WER 0, 2/6, 4/6).
+    Audio with gaps reads otherwise: the issue's "Theta-ta-ta-ta-ta's mitosis make", "My SSL
+    does my toes is make ..." and "How much it sounds does my toes is make?" all fail this."""
+    w = words(text)
+    return w[:2] == ["how", "many"] and w[-1:] == ["make"] and corpus_wer([QUESTIONS["mitosis"]], [text]) <= 4 / 6
+
+
 def write_wav(path: Path, audio: np.ndarray, rate: int = 16000) -> Path:
     import wave
     with wave.open(str(path), "wb") as w:
