@@ -408,7 +408,7 @@ var QuireStore = (function () {
           // Firefox, after a write failed on a full disk, refuses the next write on that connection
           // ("InvalidStateError: A mutation operation was attempted on a database that did not
           // allow mutations") while a new connection writes: nothing of this one landed, so once more.
-          if (isClosed(err) && !retried) {
+          if (isClosed(err) && !tearing(err) && !retried) {  // (a closing after an I/O error tore the log: below)
             conn.reset();
             resolve(run(conn, stores, mode, fn, what, true));
             return;
