@@ -64,8 +64,11 @@ var QuireAssets = (function () {
         });
       })
       .then(e.resolve, function (err) {
-        // Not a checksum: this browser could not unpack an intact file (say so, never "damaged").
-        e.reject(err.name === 'AssetError' ? err : AssetError('unpack', name, String(err && err.name || 'Error') + ': ' + err.message));
+        // Corrupt gzip data is a damaged copy; a browser that cannot read the bytes at all
+        // (NotReadableError, NotSupportedError) has an intact file it failed to unpack: say that.
+        var unread = err && /^Not(Readable|Supported)Error$/.test(err.name);
+        e.reject(err.name === 'AssetError' ? err : unread ? AssetError('unpack', name, err.name + ': ' + err.message)
+          : AssetError('damaged', name, 'The file ' + name + ' could not be decoded: ' + err.message));
       });
   }
 
