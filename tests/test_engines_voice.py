@@ -37,20 +37,21 @@ WEBKIT_MIC = ["--enable-media-stream=true", "--enable-mock-capture-devices=true"
 BOX = "document.querySelector('[data-testid=chat-mic-box]')"
 
 # getUserMedia answered with a stream that plays the WAV: a media element's captureStream where
-# the engine has it (Firefox), else a Web Audio destination (WebKit).  Playback starts within the press.
+# the engine has it (Firefox), else a Web Audio destination (WebKit), whose AudioContext is made
+# during the press (WebKit starts one only then); playback starts when the button asks for the microphone.
 PAGE_MIC = """async (b64) => {
     const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
     const url = URL.createObjectURL(new Blob([bytes], {type: 'audio/wav'}));
+    const element = 'captureStream' in HTMLMediaElement.prototype || 'mozCaptureStream' in HTMLMediaElement.prototype;
+    let ctx = null;
+    document.addEventListener('click', () => { if (!element && !ctx) { ctx = new AudioContext(); ctx.resume(); } }, true);
     navigator.mediaDevices.getUserMedia = async () => {
-        const audio = new Audio(url);
-        const capture = audio.captureStream || audio.mozCaptureStream;
-        if (capture) {
-            const stream = capture.call(audio);
+        if (element) {
+            const audio = new Audio(url);
+            const stream = (audio.captureStream || audio.mozCaptureStream).call(audio);
             await audio.play();
             return stream;
         }
-        const ctx = new AudioContext();
-        ctx.resume();
         const dest = ctx.createMediaStreamDestination();
         const source = ctx.createBufferSource();
         source.buffer = await ctx.decodeAudioData(bytes.buffer.slice(0));

@@ -150,7 +150,7 @@ def test_a_busy_page_records_a_question_as_well_as_a_quiet_one(where, playwright
     # The question reached Whisper whole, quiet and busy: no gap anywhere in the speech.
     assert quiet["intact"] >= 0.95 and busy["intact"] >= 0.95, (quiet, busy)
     # As good as quiet: both transcripts are tiny.en's readings of the whole question.  Not
-    # always the same words: tiny.en reads this question three ways even from intact audio.
+    # always the same words: tiny.en reads this question several ways even from intact audio.
     assert quiet["state"] == busy["state"] == "done", (quiet, busy)
     assert voice_clips.whole_mitosis_question(quiet["text"]), quiet
     assert voice_clips.whole_mitosis_question(busy["text"]), (busy, quiet)

@@ -96,13 +96,15 @@ def intact(heard: np.ndarray, spoken: np.ndarray, rate: int = 16000, window_s: f
 
     ``spoken`` is found in ``heard`` once (cross-correlation); then each ``window_s`` slice of it
     that is not silence must sit at that same offset, within a few samples, with a normalized
-    correlation of at least 0.5.  A recorder that drops audio shifts everything after the gap,
+    correlation of at least 0.5 (a slice from before the recording began is missing).  A recorder that drops audio shifts everything after the gap,
     so every later slice misses: ``intact(x, x) -> 1.0``; with 0.5 s cut out of the speech's
     middle only the slices before the cut count (0.71 for the mitosis question)."""
     n = len(heard) + len(spoken)
     size = 1 << (n - 1).bit_length()
     corr = np.fft.irfft(np.fft.rfft(heard, size) * np.conj(np.fft.rfft(spoken, size)), size)
-    offset = int(np.argmax(corr[:len(heard)]))  # where spoken[0] lies in heard (non-negative lags)
+    offset = int(np.argmax(corr))  # where spoken[0] lies in heard; negative when the recording began later
+    if offset > size - len(spoken):
+        offset -= size
     win, slack = int(window_s * rate), 4  # a few samples of resampler delay either way
     speech = [i for i in range(0, len(spoken) - win, win) if np.sqrt(np.mean(spoken[i:i + win] ** 2)) > 0.01]
     good = 0
@@ -121,9 +123,10 @@ def intact(heard: np.ndarray, spoken: np.ndarray, rate: int = 16000, window_s: f
 def whole_mitosis_question(text: str) -> bool:
     """Whether ``text`` is one of tiny.en's readings of the whole mitosis question.
 
-    Given the question whole (``intact`` 1.0), tiny.en hears it three ways, by a few milliseconds
-    of where the recording starts and how much silence follows: "How many cells does mitosis
-    make?", "... my doses make?" and "How many sounds does my toes is make?" (WER 0, 2/6, 4/6).
+    Given the question whole (``intact`` 1.0), tiny.en hears it several ways, by a few milliseconds
+    of where the recording starts and how much silence follows: "mitosis" as "mitosis", "my doses"
+    or "my toes is", and "cells" sometimes as "sounds" ("How many sounds does my toes is make?",
+    WER 4/6, at worst).
     Audio with gaps reads otherwise: the issue's "Theta-ta-ta-ta-ta's mitosis make", "My SSL
     does my toes is make ..." and "How much it sounds does my toes is make?" all fail this."""
     w = words(text)

@@ -66,8 +66,9 @@
       catch (err) { say(TEXT.busy); return; }
       opening = true;
       // The engine loads when the recording stops, while the recording is decoded.
-      navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } })
-        .then(function (stream) { opening = false; record(stream, capture); },
+      capture.ready.then(function () {
+        return navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
+      }).then(function (stream) { opening = false; record(stream, capture); },
               function (err) { opening = false; capture.cancel(); say(micError(err)); });
     }
 

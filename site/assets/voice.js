@@ -11,7 +11,8 @@
  *   QuireVoice.toMono16k(audioBuffer)        -> Float32Array, resampled in the page
  *   QuireVoice.canCapture()                  -> false when this browser cannot record off the main thread
  *   var c = QuireVoice.capture()             (in the press handler: its AudioContext starts with the press)
- *   c.start(stream, {onRecorded: ms => …})   -> 'worklet' | 'recorder'   (c.analyser feeds a level meter)
+ *   c.ready, then getUserMedia, then c.start(stream, {onRecorded: ms => …}) -> 'worklet' | 'recorder'
+ *                                            (c.analyser feeds a level meter)
  *   c.stop(maxSeconds)                        -> Float32Array (16 kHz mono);  c.cancel()
  */
 (function () {
@@ -219,7 +220,9 @@
       tapUrl = tapUrl || URL.createObjectURL(new Blob(['(' + tapModule + ')();'], { type: 'text/javascript' }));
       module = ctx.audioWorklet.addModule(tapUrl).then(function () { return true; }, function () { return false; });
     }
-    var c = { ctx: ctx, analyser: ctx.createAnalyser(), method: null, format: 'audio/pcm' };
+    // ready: the microphone is asked for once the worklet module has loaded (or failed), so that
+    // no sound is lost between the microphone opening and the recording starting.
+    var c = { ctx: ctx, analyser: ctx.createAnalyser(), method: null, format: 'audio/pcm', ready: module.then(function () {}) };
     var source = null, node = null, recorder = null, stopped = null, chunks = [], samples = 0, clock = null, ended = false;
 
     c.start = function (stream, opts) {
