@@ -145,6 +145,7 @@ def test_a_damaged_snapshot_falls_back_to_an_ordinary_start(context, built_dist,
     status = assert_engine_works(page, "file")
     assert "snapshot-restored" not in status["marks"]
     assert any("memory snapshot failed" in line and "ordinary way" in line for line in page_log.lines)
+    assert_dynlibs_compiled_ahead(status, page_log)  # the damaged file does not hold them back
     assert_clean(page_log)
 
 

@@ -61,10 +61,11 @@
     var where = 'pyodide';
     try {
       stage('pyodide');
-      // After the files Pyodide starts from, which the page hands over first.
+      // After the files Pyodide starts from, which the page hands over first (arrived or failed:
+      // a damaged snapshot only means Python starts the ordinary way).
       var first = Object.keys(cfg.assets).filter(function (name) { return cfg.assets[name].first; });
-      var dynlibs = Promise.all(first.map(QuireAssets.get)).then(function () { return compileDynlibs(cfg.bootImages); },
-        function () { return []; });
+      var dynlibs = Promise.all(first.map(function (name) { return QuireAssets.get(name).catch(function () {}); }))
+        .then(function () { return compileDynlibs(cfg.bootImages); });
       pyodide = await startPyodide(cfg);
       installKernels();
       where = 'numpy';
