@@ -203,6 +203,7 @@ def main() -> int:
     for name, why in skipped.items():
         print(f"skipping {name}: {why}", file=sys.stderr)
     names = [n for n in names if n not in skipped]
+    commit = git_commit()  # what the bundle is built from
     fresh_dist(args.dist)
     started = time.time()
     load_before = os.getloadavg()
@@ -222,7 +223,7 @@ def main() -> int:
     print(f"targets: shell < {TARGETS['shell']} s, engine (quire ready) < {TARGETS['engine_cold']} s cold and "
           f"< {TARGETS['engine_warm']} s warm, every engine within {TARGETS['engine_vs_chromium']}× of Chromium, "
           f"bundle < {TARGETS['bundle_mb']} MB")
-    report = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "commit": git_commit(),
+    report = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "commit": commit,
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                           "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in load_after]},
               "browsers": versions, "runs": args.runs, "seconds": table, "raw_ms": raw, "bytes": sizes, "targets": TARGETS,
