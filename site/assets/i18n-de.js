@@ -283,6 +283,8 @@ QuireI18n.add('de', {
   "Dense": "Semantisch",
   "Fused": "Kombiniert",
   "orders only": "nur zum Sortieren",
+  "Passage": "Textstelle",
+  "Loading the whole page…": "Die ganze Seite wird geladen…",
 
   // ---- ask (views/chat.js)
   "The model server is not running": "Der Modellserver läuft nicht",

@@ -110,6 +110,27 @@ var QuireUI = (function () {
     else showText();
   }
 
+  /* Toasts take their own strip above the status bar, so <main> gets shorter when one comes,
+   * and what sat at its bottom edge would slide out of sight (a flashcard's rating buttons on a
+   * phone).  The control the person is working with, the focused one, stays in view: when
+   * <main> shrinks and the focused element was in view before, <main> scrolls just enough. */
+  function keepFocusInView(main) {
+    if (!main || typeof ResizeObserver !== 'function') return;
+    var height = main.clientHeight;
+    new ResizeObserver(function () {
+      var before = height;
+      height = main.clientHeight;
+      var el = document.activeElement;
+      if (height >= before || !el || el === main || !main.contains(el)) return;
+      var top = main.getBoundingClientRect().top + main.clientTop;
+      var box = el.getBoundingClientRect();
+      var hidden = box.bottom - (top + height);
+      // Only what was in view before, and only as far as its top stays in view.
+      if (hidden > 0 && box.bottom <= top + before + 1 && box.top >= top) main.scrollTop += Math.min(hidden + 8, box.top - top);
+    }).observe(main);
+  }
+  keepFocusInView(document.querySelector('main'));
+
   /* ---- views: one <section data-view="name"> each, chosen by the URL hash ---- */
   var views = {};
   function register(name, view) { views[name] = view; }

@@ -50,7 +50,7 @@
     this.cites.hidden = false;
     citations.forEach(function (c) {
       self.cites.appendChild(h('li', null, h('a', { href: '#ask', class: 'citation', testid: 'citation', dataset: { cite: String(c.n), chunk: c.chunk_id },
-        title: c.passage.slice(0, 300) }, h('span', { class: 'cite-n' }, String(c.n)), c.source + (c.location_label ? ' · ' + c.location_label : ''))));
+        title: c.passage.slice(0, 300) }, h('span', { class: 'cite-n' }, String(c.n)), h('span', { class: 'cite-label' }, c.source + (c.location_label ? ' · ' + c.location_label : '')))));
     });
   };
 
@@ -106,7 +106,7 @@
       list.appendChild(h('li', { testid: 'extractive-result', dataset: { chunk: r.chunk_id } },
         h('div', { class: 'hit-head' },
           h('a', { href: '#ask', class: 'citation', dataset: { cite: String(r.n), chunk: r.chunk_id }, testid: 'extractive-source' },
-            h('span', { class: 'cite-n' }, String(r.n)), r.source + (r.location_label ? ' · ' + r.location_label : '')),
+            h('span', { class: 'cite-n' }, String(r.n)), h('span', { class: 'cite-label' }, r.source + (r.location_label ? ' · ' + r.location_label : ''))),
           h('span', { class: 'small muted', testid: 'extractive-relevance' }, t('relevance {percent}%', { percent: Math.round(r.relevance * 100) }))),
         h('p', { class: 'hit-text', tabindex: '0' }, QuireMarkdown.highlight(r.passage, r.highlights))));
     });

@@ -10,6 +10,7 @@
   var q = self.quire;
   var Answer = self.QuireAnswer;  // views/chat-answer.js loads first
   var el = {};
+  var answers = new WeakMap();  // an answer's <li> -> its QuireAnswer (a [n] opens that citation)
   var state = { sessions: [], session: null, draftScope: null, busy: null, sources: [], categories: [], llm: null, nav: 0 };
   // nav counts the user's moves between chats: a chat that finishes opening after the user has
   // moved on (New chat, another chat, a question sent) must not replace what they chose.
@@ -278,7 +279,7 @@
     var question = '';
     s.messages.forEach(function (m, i) {
       if (m.role === 'user') { question = m.content; el.messages.appendChild(userNode(m.content, i)); }
-      else el.messages.appendChild(new Answer(question, m, shown).node);
+      else el.messages.appendChild(answerNode(new Answer(question, m, shown)));
     });
     el.messages.lastChild.scrollIntoView({ block: 'end' });
   }
@@ -310,7 +311,10 @@
     box.focus();
   }
 
-  /* A [n] in an answer, or a citation chip: the passage in its page, highlighted. */
+  function answerNode(answer) { answers.set(answer.node, answer); return answer.node; }
+
+  /* A [n] in an answer, or a citation chip: the passage in its page, highlighted; the dialog
+   * shows the cited passage at once while the whole page loads. */
   function onCite(e) {
     var a = e.target.closest('[data-cite]');
     if (!a || !el.messages.contains(a)) return;
@@ -324,7 +328,10 @@
       var chip = msg.querySelector('.citations [data-cite="' + a.dataset.cite + '"], .extractive [data-cite="' + a.dataset.cite + '"]');
       chunk = chip && chip.dataset.chunk;
     }
-    if (chunk) QuirePassage.open(chunk, question);
+    var answer = msg && answers.get(msg);
+    var cited = answer && answer.citations.filter(function (c) { return String(c.n) === a.dataset.cite; })[0];
+    if (chunk) QuirePassage.open(chunk, question, cited && cited.chunk_id === chunk ?
+      { source: cited.source, location_label: cited.location_label, text: cited.passage } : null);
   }
 
   /* ---------------- asking ---------------- */
@@ -351,7 +358,7 @@
   function run(question, start) {
     state.nav++;
     var answer = new Answer(question, null, shown);
-    el.messages.appendChild(answer.node);
+    el.messages.appendChild(answerNode(answer));
     answer.node.scrollIntoView({ block: 'end' });
     setBusy(true);
     var p = start({ onEvent: function (e) {

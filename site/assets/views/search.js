@@ -158,7 +158,7 @@
     hits.forEach(function (hit) {
       results.appendChild(h('li', { testid: 'search-hit', dataset: { chunk: hit.chunk_id } },
         h('div', { class: 'hit-head' },
-          h('a', { href: '#search', testid: 'open-passage', onclick: function (e) { e.preventDefault(); openPassage(hit.chunk_id, query); } },
+          h('a', { href: '#search', testid: 'open-passage', onclick: function (e) { e.preventDefault(); openPassage(hit.chunk_id, query, hit); } },
             hit.source + (hit.location_label ? ' · ' + hit.location_label : '')),
           h('span', { class: 'muted small', testid: 'hit-relevance' }, relevanceText(hit))),
         h('p', { class: 'hit-text' }, marked(hit.text, hit.highlights)),
@@ -169,24 +169,47 @@
     });
   }
 
-  /* The passage in context: the whole page (slide, section) with the passage marked. */
-  function openPassage(chunkId, query) {
+  /* The passage in context: the whole page (slide, section) with the passage marked.  The dialog
+   * opens at once, showing what the caller already has (a search hit's own text) and saying that
+   * the whole page is loading (a status line; the text is aria-busy): the engine answers only once
+   * it is free, and while it loads scikit-learn in the background that took seconds.
+   * preview: {source, location_label, text, highlights} or nothing. */
+  var passages = 0;
+  function openPassage(chunkId, query, preview) {
+    var mine = ++passages;
+    document.querySelectorAll('[data-testid="passage-dialog"]').forEach(function (d) { d.close(); d.remove(); });
+    var title = h('h3', { id: 'passage-title-' + mine, testid: 'passage-title' }, preview ? placeOf(preview) : t('Passage'));
+    var status = h('div', { class: 'passage-status', role: 'status', testid: 'passage-status' },
+      h('span', { class: 'muted small' }, t('Loading the whole page…')),
+      h('div', { class: 'progress indeterminate', 'aria-hidden': 'true' }, h('div', { class: 'progress-fill' })));
+    var body = h('div', { class: 'passage-context', testid: 'passage-context', tabindex: '0', 'aria-busy': 'true' },
+      preview && preview.text ? h('mark', { class: 'passage', testid: 'passage-mark' }, preview.text.replace(/^\[[^\]]*\]\s*/, '')) : null);
+    var dialog = h('dialog', { class: 'passage-dialog', testid: 'passage-dialog', 'aria-labelledby': title.id },
+      h('div', { class: 'view-head' }, title,
+        h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'passage-close', onclick: function () { dialog.close(); dialog.remove(); } }, t('Close'))),
+      status, body);
+    dialog.addEventListener('close', function () { dialog.remove(); });  // Esc closes it too
+    document.body.appendChild(dialog);
+    dialog.showModal();
     return q._call('passage', [chunkId, query || '']).then(function (p) {
+      if (mine !== passages || !dialog.isConnected) return;  // closed, or another passage opened meanwhile
       var before = p.context.slice(0, p.span[0]);
       var inside = p.context.slice(p.span[0], p.span[1]);
       var after = p.context.slice(p.span[1]);
-      var body = h('div', { class: 'passage-context', testid: 'passage-context', tabindex: '0' },
-        before, h('mark', { class: 'passage', testid: 'passage-mark' }, inside), after);
-      var dialog = h('dialog', { class: 'passage-dialog', testid: 'passage-dialog' },
-        h('div', { class: 'view-head' }, h('h3', null, p.source.name + (p.location_label ? ' · ' + p.location_label : '')),
-          h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'passage-close', onclick: function () { dialog.close(); dialog.remove(); } }, t('Close'))),
-        body);
-      document.body.appendChild(dialog);
-      dialog.showModal();
+      title.textContent = placeOf({ source: p.source.name, location_label: p.location_label });
+      QuireUI.fill(body, before, h('mark', { class: 'passage', testid: 'passage-mark' }, inside), after);
+      status.remove();
+      body.removeAttribute('aria-busy');
       var m = body.querySelector('mark');
       if (m && m.scrollIntoView) m.scrollIntoView({ block: 'center' });
-    }, function (err) { QuireUI.toast(err.message, 'error'); });
+    }, function (err) {
+      if (mine !== passages || !dialog.isConnected) return;
+      dialog.close();  // the error's toast (with its details to copy) must not sit behind a modal dialog
+      QuireUI.toast(err.message, 'error');
+    });
   }
+
+  function placeOf(p) { return p.source + (p.location_label ? ' · ' + p.location_label : ''); }
 
   self.QuirePassage = { open: openPassage };
   QuireUI.register('search', { init: init, show: function () { if (q.status().stage === 'ready') { fillScopes(); meaningStatus(); } input && input.focus(); } });

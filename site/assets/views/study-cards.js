@@ -60,7 +60,11 @@
     function rate(card, rating) {
       box.querySelectorAll('.rate').forEach(function (b) { b.disabled = true; });
       q.rate(set.id, card.id, rating).then(function (res) {
+        var lost = !document.activeElement || document.activeElement === document.body || box.contains(document.activeElement);
         show(res.next);
+        // The rated card's buttons are gone: the keyboard (and what stays in view) goes on to the next card.
+        var next = box.querySelector('[data-testid="flash-show"]');
+        if (lost && next) next.focus();
         var note = h('p', { class: 'rated muted small', testid: 'flash-rated' }, t('Rated {rating}: back {when}.', { rating: RATING_LABEL[rating] || rating, when: res.interval === '<1m' ? t('in under a minute') : t('in {time}', { time: res.interval }) }));
         if (res.lapse && res.chunk_ids.length) {
           note.append(' ', h('button', { type: 'button', class: 'link', testid: 'show-passage', onclick: function () { QuirePassage.open(res.chunk_ids[0], ''); } }, t('Show me the passage')));
