@@ -300,6 +300,7 @@ QuireI18n.add('de', {
   "Question": "Frage",
   "Stop": "Stopp",
   "+ New chat": "+ Neuer Chat",
+  "Chats": "Chats",
   "Delete this chat": "Diesen Chat löschen",
   "Delete {name}": "{name} löschen",
   "Delete?": "Löschen?",

@@ -14,7 +14,8 @@
     this.question = question;
     this.view = view;
     this.citations = (msg && msg.citations) || [];
-    this.thinkingText = h('div', { class: 'thinking-text', testid: 'thinking-text', tabindex: '0' });
+    // Scrollable, so focusable; a named region (axe: scrollable-region-focusable, focus-order-semantics).
+    this.thinkingText = h('div', { class: 'thinking-text', testid: 'thinking-text', tabindex: '0', role: 'region', 'aria-label': t('Thinking') });
     this.thinking = h('details', { class: 'thinking', testid: 'thinking', hidden: true },
       h('summary', null, t('Thinking')), this.thinkingText);
     this.cites = h('ol', { class: 'citations', testid: 'citations', hidden: true });
@@ -108,7 +109,8 @@
           h('a', { href: '#ask', class: 'citation', dataset: { cite: String(r.n), chunk: r.chunk_id }, testid: 'extractive-source' },
             h('span', { class: 'cite-n' }, String(r.n)), h('span', { class: 'cite-label' }, r.source + (r.location_label ? ' · ' + r.location_label : ''))),
           h('span', { class: 'small muted', testid: 'extractive-relevance' }, t('relevance {percent}%', { percent: Math.round(r.relevance * 100) }))),
-        h('p', { class: 'hit-text', tabindex: '0' }, QuireMarkdown.highlight(r.passage, r.highlights))));
+        h('p', { class: 'hit-text', tabindex: '0', role: 'region', 'aria-label': r.source + (r.location_label ? ' · ' + r.location_label : '') },
+          QuireMarkdown.highlight(r.passage, r.highlights))));
     });
     QuireUI.fill(this.extra, h('div', { class: 'extractive', testid: 'extractive' },
       h('p', { class: 'extractive-label', testid: 'extractive-label' }, QuireI18n.engine(ex.label)),

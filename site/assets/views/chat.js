@@ -39,7 +39,9 @@
       QuireVoiceButton.attach(el.input, { testid: 'chat-mic' }), el.ask, el.stop);
 
     root.append(h('div', { class: 'chat-layout' },
-      h('aside', { class: 'chat-side card' },
+      // A list of chats to go between: navigation, not an <aside> (a complementary landmark must
+      // not sit inside <main>: axe's landmark-complementary-is-top-level).
+      h('nav', { class: 'chat-side card', 'aria-label': t('Chats') },
         h('button', { type: 'button', class: 'primary chat-new', testid: 'chat-new', onclick: newChat }, t('+ New chat')),
         el.list),
       h('div', { class: 'chat-main card' },
@@ -67,7 +69,16 @@
     refresh();
   }
 
+  /* The newest exchange right above the question box: <main> scrolled to its end, where the sticky
+   * box stands in its own place and covers nothing (scrolled elsewhere it covers what passes under
+   * it; an answer's end brought into view with scrollIntoView ended up there). */
+  function toLatest() {
+    var main = el.messages.closest('main');
+    if (main) main.scrollTop = main.scrollHeight;
+  }
+
   function show() {
+    toLatest();
     loadScopes();
     var nav = state.nav;
     q.chatSessions().then(function (list) {
@@ -281,7 +292,7 @@
       if (m.role === 'user') { question = m.content; el.messages.appendChild(userNode(m.content, i)); }
       else el.messages.appendChild(answerNode(new Answer(question, m, shown)));
     });
-    el.messages.lastChild.scrollIntoView({ block: 'end' });
+    toLatest();
   }
 
   function userNode(text, index) {
@@ -359,7 +370,7 @@
     state.nav++;
     var answer = new Answer(question, null, shown);
     el.messages.appendChild(answerNode(answer));
-    answer.node.scrollIntoView({ block: 'end' });
+    toLatest();
     setBusy(true);
     var p = start({ onEvent: function (e) {
       answer.on(e);

@@ -125,7 +125,9 @@
       : h('span', { class: 'status ' + s.status }, (STATUS[s.status] || s.status) + ocrNote(s));
     return h('tr', { testid: 'source-row', dataset: { id: s.id, status: s.status, name: s.name } },
       h('td', { class: 'name', 'data-label': COLS[0] },
-        h('span', { class: 'name-text', title: s.name, tabindex: '0', testid: 'source-name' }, s.name),
+        // Focusable so a keyboard shows the whole name; to assistive technology a read-only field
+        // with the name (a focusable element needs a role: axe's focus-order-semantics).
+        h('span', { class: 'name-text', title: s.name, tabindex: '0', role: 'textbox', 'aria-readonly': 'true', 'aria-label': COLS[0], testid: 'source-name' }, s.name),
         s.warnings && s.warnings.length ? h('div', { class: 'muted small' }, s.warnings.map(QuireI18n.engine).join(' · ')) : null),
       h('td', { class: 'kind', 'data-label': COLS[1] }, (KIND[s.kind] || s.kind || '—') + ' · ', h('span', { class: 'nowrap', testid: 'source-size' }, QuireUI.bytes(s.size))),
       h('td', { testid: 'source-parts', 'data-label': COLS[2] }, s.status === 'trained' ? units(s) : '—'),

@@ -182,7 +182,7 @@
     var status = h('div', { class: 'passage-status', role: 'status', testid: 'passage-status' },
       h('span', { class: 'muted small' }, t('Loading the whole page…')),
       h('div', { class: 'progress indeterminate', 'aria-hidden': 'true' }, h('div', { class: 'progress-fill' })));
-    var body = h('div', { class: 'passage-context', testid: 'passage-context', tabindex: '0', 'aria-busy': 'true' },
+    var body = h('div', { class: 'passage-context', testid: 'passage-context', tabindex: '0', role: 'region', 'aria-labelledby': title.id, 'aria-busy': 'true' },
       preview && preview.text ? h('mark', { class: 'passage', testid: 'passage-mark' }, preview.text.replace(/^\[[^\]]*\]\s*/, '')) : null);
     var dialog = h('dialog', { class: 'passage-dialog', testid: 'passage-dialog', 'aria-labelledby': title.id },
       h('div', { class: 'view-head' }, title,

@@ -6,7 +6,8 @@
   var h = QuireUI.h, t = QuireUI.t, q = self.quire;
 
   function mindmapPlayer(body, set) {
-    var side = h('aside', { class: 'mm-side', testid: 'mm-sources' }, h('p', { class: 'muted small' }, t('Click a topic to see the passages it comes from. Click a number to open a branch; drag to pan; scroll to zoom. With the keyboard: arrows move, Enter opens the passages, Space collapses.')));
+    // Not an <aside>: a complementary landmark must not sit inside <main> (axe).
+    var side = h('div', { class: 'mm-side', testid: 'mm-sources' }, h('p', { class: 'muted small' }, t('Click a topic to see the passages it comes from. Click a number to open a branch; drag to pan; scroll to zoom. With the keyboard: arrows move, Enter opens the passages, Space collapses.')));
     var canvas = h('div', { class: 'mm-canvas' });
     var bar = h('div', { class: 'mm-toolbar' },
       h('button', { type: 'button', class: 'small-button', testid: 'mm-zoom-in', 'aria-label': t('Zoom in'), onclick: function () { map.zoomIn(); } }, '+'),
