@@ -116,6 +116,22 @@ def test_generate_gives_up_after_one_retry():
     assert len(model.calls) == 2
 
 
+def test_the_retry_tells_a_seeded_model_what_was_wrong():
+    """A server with a fixed seed and a low temperature answers the same prompt the same way
+    (llama-server --seed, CI: Gemma 270M gave "options repeat" twice), so the second request
+    must differ: it names what made the first answer unusable."""
+    def seeded(prompt, schema):  # the same prompt, the same unusable answer; any other prompt, a good one
+        seeded.prompts.append(prompt)
+        bad = {"items": [{**MC, "options": ["a", "a", "b", "c"]}, {**TF, "answer": 7}]}
+        return json.dumps(bad if prompt == seeded.prompts[0] else {"items": [MC, TF]})
+    seeded.prompts = []
+    out = generate("quiz", CHUNKS, seeded, count=2)
+    assert len(out["items"]) == 2 and out["report"]["attempts"] == 2
+    first, second = seeded.prompts
+    assert second.startswith(first) and "options repeat" in second[len(first):]
+    assert "answer 7 is not an option index" in second[len(first):]
+
+
 def test_generate_merges_attempts_without_duplicates():
     model = FakeModel({"items": [MC]}, {"items": [MC, TF]})
     out = generate("quiz", CHUNKS, model, count=4)

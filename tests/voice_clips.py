@@ -91,6 +91,14 @@ def heard_audio(entry: dict) -> np.ndarray:
     return np.frombuffer(base64.b64decode(entry["pcm"]), dtype="<f4")
 
 
+# How much of a question must reach Whisper unbroken (``intact``) when recorded on a busy page.
+# Not every 100 ms slice: on a starved 2-core machine the browser's audio thread itself can miss
+# one (CI, a compiler running beside the suite: 0.905, two slices, and a perfect transcript).  A
+# recorder on the main thread, blocked 1.5 s at a time during ~2.1 s of speech, loses every slice
+# after its first gap.
+INTACT = 0.8
+
+
 def intact(heard: np.ndarray, spoken: np.ndarray, rate: int = 16000, window_s: float = 0.1) -> float:
     """The share of ``spoken``'s speech that ``heard`` holds unbroken, both at ``rate``.
 

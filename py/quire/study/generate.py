@@ -149,7 +149,10 @@ def generate(
         report["attempts"] = attempt
         values = template_values(kind, context, count=asked, difficulty=difficulty, scope=scope,
                                  module_title=module_title, lesson_title=lesson_title, objective=objective)
-        reply = llm_call(prompts.render(kind, values, overrides), schema_for(kind, asked, len(passages), shrink))
+        prompt = prompts.render(kind, values, overrides)
+        if attempt > 1:  # the same request again would get the same answer from a seeded server
+            prompt += retry_note(report)
+        reply = llm_call(prompt, schema_for(kind, asked, len(passages), shrink))
         cut = bool(getattr(reply, "cut", False))
         if cut:
             report["cut"] += 1
@@ -177,6 +180,19 @@ def generate(
     items = _stamp_all(kind, kept[:wanted], passages)
     report["kept"] = len(items)
     return {"kind": kind, "items": items, "report": report}
+
+
+def retry_note(report: dict) -> str:
+    """What was wrong with the last answer, added to the prompt the second time: the model
+    hears why, and a server that samples the same way for the same prompt (a fixed seed,
+    a low temperature) does not send the same unusable answer again.
+
+    >>> print(retry_note({"errors": [], "dropped": [{"reason": "options repeat"}, {"reason": "options repeat"}]}).strip())
+    Your last answer could not be used (options repeat). Answer again and keep every rule above.
+    """
+    reasons = list(dict.fromkeys(report["errors"] + [d["reason"] for d in report["dropped"]]))[:4]
+    why = f" ({'; '.join(reasons)})" if reasons else ""
+    return f"\n\nYour last answer could not be used{why}. Answer again and keep every rule above.\n"
 
 
 def _signature(item: dict) -> str:
