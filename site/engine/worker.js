@@ -300,7 +300,16 @@
     }
   }
 
-  /* scipy + scikit-learn cost ~4 s: never on the critical path. */
+  /* scipy and scikit-learn: about 4 s of this thread on a quiet machine and 15-30 s on a busy
+   * one, never on the critical path.  They load in steps (one package unpacked, one module
+   * imported), each once the engine is quiet, so a page call waits for one step at most, not
+   * for all of them.  The first study set then finds TfidfVectorizer and KMeans imported. */
+  // In the order they import each other, the heavy ones apart (scipy.stats alone is ~1.5 s).
+  var SKLEARN_IMPORTS = ['scipy', 'scipy._lib._util', 'scipy.sparse', 'scipy.special', 'scipy.linalg', 'scipy.fft',
+                         'scipy.spatial', 'scipy.optimize', 'scipy.interpolate', 'scipy.ndimage', 'scipy.stats',
+                         'sklearn', 'sklearn.feature_extraction.text', 'sklearn.linear_model',
+                         'sklearn.decomposition', 'sklearn.neighbors', 'sklearn.cluster'];
+
   async function loadLazy() {
     try {
       await pyodide.runPythonAsync('import quire.browser\nquire.browser.load_services()');
@@ -312,11 +321,35 @@
     pyodide.runPythonAsync('import quire.browser\nawait quire.browser.background()').then(function () {
       mark('passages-read');
     }, function (err) { logWarning('Reading the library into memory stopped: ' + err.message); });
-    await QuireQuiet.quiet();
+    // Each step first gives the thread back: a page call waiting for it runs before the next step,
+    // even when the engine is already quiet (an await of a settled promise would not let it).
+    var step = function () {
+      return new Promise(function (resolve) { setTimeout(resolve, 0); }).then(function () { return QuireQuiet.quiet(); });
+    };
     try {
+      await step();
       stage('sklearn-loading');
       await linkOtherDynlibs();
-      await pyodide.loadPackage(config.lazyPackages, LOAD_OPTIONS);
+      for (var i = 0; i < config.lazyPackages.length; i++) {
+        await step();
+        await pyodide.loadPackage([config.lazyPackages[i]], LOAD_OPTIONS);
+        mark('loaded ' + config.lazyPackages[i]);
+      }
+      var importlib = pyodide.pyimport('importlib');
+      try {
+        for (var j = 0; j < SKLEARN_IMPORTS.length; j++) {
+          await step();
+          try {  // a step is only a way to cut the work; the import that counts comes after
+            importlib.import_module(SKLEARN_IMPORTS[j]).destroy();
+            mark('imported ' + SKLEARN_IMPORTS[j]);
+          } catch (err) {
+            logWarning('Importing ' + SKLEARN_IMPORTS[j] + ' ahead failed: ' + err.message);
+          }
+        }
+      } finally {
+        importlib.destroy();
+      }
+      mark('sklearn-imported');
       var v = pyodide.runPython('import sklearn, scipy\nsklearn.__version__ + " / scipy " + scipy.__version__');
       stage('sklearn', { version: v });
     } catch (err) {
@@ -453,8 +486,7 @@
 
   async function call(msg) {
     // A call that waits for the work after ready must not hold that work back.
-    var counted = msg.method !== 'waitForLazy';
-    if (counted) QuireQuiet.begin();
+    var token = msg.method !== 'waitForLazy' && QuireQuiet.begin();
     try {
       await booted;
       var fn = methods[msg.method];
@@ -466,7 +498,7 @@
       post({ type: 'result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind,
         detail: err && err.detail });
     } finally {
-      if (counted) QuireQuiet.end();
+      if (token) QuireQuiet.end(token);
     }
   }
 
