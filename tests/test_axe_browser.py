@@ -1,5 +1,5 @@
 """axe-core finds no accessibility violation in any view, study player or dialog, in English and
-German, at desktop and phone size, with every rule it has switched on: best practices, WCAG 2.2
+German, at desktop and phone size, in the light and the dark theme, with every rule it has switched on: best practices, WCAG 2.2
 and AAA, and the experimental and deprecated rules that are off by default (one of those,
 landmark-complementary-is-top-level, found the chat list's <aside> inside <main>).
 tests/test_engines_axe.py does the same in Firefox and WebKit.
@@ -42,9 +42,12 @@ def violations(page) -> list[str]:
     return page.evaluate(AXE_RUN)
 
 
-@pytest.mark.parametrize("lang,width,height", [("en", 1280, 800), ("de", 1280, 800), ("en", 360, 740), ("de", 360, 740)])
-def test_no_axe_violations_anywhere(lang, width, height, axe_source, browser, built_dist, serve, page_log):
-    context = browser.new_context(bypass_csp=True, viewport={"width": width, "height": height}, locale=lang)
+@pytest.mark.parametrize("lang,width,height,scheme", [("en", 1280, 800, "light"), ("de", 1280, 800, "light"),
+                                                     ("en", 360, 740, "light"), ("de", 360, 740, "light"),
+                                                     ("en", 1280, 800, "dark"), ("de", 360, 740, "dark")])
+def test_no_axe_violations_anywhere(lang, width, height, scheme, axe_source, browser, built_dist, serve, page_log):
+    context = browser.new_context(bypass_csp=True, viewport={"width": width, "height": height}, locale=lang,
+                                  color_scheme=scheme)
     context.add_init_script(script=axe_source)
     page = open_page(context, serve(built_dist).url + f"?lang={lang}", page_log)
     page.get_by_test_id("welcome").wait_for()
