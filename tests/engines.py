@@ -230,7 +230,8 @@ class WebKit(Engine):
 
     name = "webkit"
 
-    def __init__(self, screen: Xvfb):
+    def __init__(self, screen: Xvfb, args: tuple[str, ...] = ()):
+        """``args``: more MiniBrowser switches (tests/test_engines_voice.py: its mock microphone)."""
         from selenium import webdriver
         from selenium.webdriver.webkitgtk.options import Options
         from selenium.webdriver.webkitgtk.service import Service
@@ -238,6 +239,8 @@ class WebKit(Engine):
         options = Options()
         options.binary_location = MINIBROWSER
         options.add_argument("--automation")
+        for arg in args:
+            options.add_argument(arg)
         env = {**os.environ, "DISPLAY": screen.display}
         service = Service(WEBKIT_DRIVER, env=env)
         self.driver = webdriver.WebKitGTK(options=options, service=service)
@@ -291,7 +294,7 @@ def open_engine(name: str, workdir: Path | None = None, **options):
             engine = Firefox(workdir / "firefox-profile", **options)
         else:
             screen = Xvfb()
-            engine = WebKit(screen)
+            engine = WebKit(screen, **options)
         try:
             yield engine
         finally:

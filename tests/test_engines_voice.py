@@ -33,7 +33,7 @@ import voice_clips
 pytestmark = pytest.mark.browser
 
 MAX_WER = 0.34  # the WAV through the transcription path: two words of six, as in test_voice_browser.py
-WEBKIT_MIC = ["--enable-media-stream=true", "--enable-mock-capture-devices=true"]
+WEBKIT_MIC = ("--enable-media-stream=true", "--enable-mock-capture-devices=true")  # its mock devices, granted under automation
 BOX = "document.querySelector('[data-testid=chat-mic-box]')"
 
 # getUserMedia answered with a stream that plays the WAV: a media element's captureStream where
@@ -67,20 +67,6 @@ TRANSCRIBE = """async (b64) => {
     const r = await QuireVoice.transcribe(await QuireVoice.toMono16k(decoded));
     return r.text;
 }"""
-
-
-@pytest.fixture
-def webkit_mock_mic(monkeypatch):
-    """WebKitGTK's MiniBrowser with its mock capture devices (granted without a prompt under automation)."""
-    from selenium.webdriver.webkitgtk import options
-
-    class WithMockMic(options.Options):
-        def __init__(self):
-            super().__init__()
-            for arg in WEBKIT_MIC:
-                self.add_argument(arg)
-
-    monkeypatch.setattr(options, "Options", WithMockMic)  # engines.WebKit imports it when it starts
 
 
 def press(b, testid: str) -> None:
@@ -123,7 +109,7 @@ CAPTURE = {("webkit", "http"): "worklet", ("webkit", "file"): "recorder",
 
 @pytest.mark.parametrize("mode", ["http", "file"])
 @pytest.mark.parametrize("name", ENGINES)
-def test_voice_question_in_each_engine(name, mode, built_dist, serve, webkit_mock_mic, tmp_path):
+def test_voice_question_in_each_engine(name, mode, built_dist, serve, tmp_path):
     why = missing(name)
     if why:
         pytest.fail(f"{name} is needed for this tier and is missing here: {why}")
@@ -135,7 +121,7 @@ def test_voice_question_in_each_engine(name, mode, built_dist, serve, webkit_moc
     # page-side microphone cannot reach its worklet: there the mock device records the busy page.
     page_mic = CAPTURE[name, mode] == "recorder"
     url = serve(built_dist).url if mode == "http" else (copy_dist(built_dist, tmp_path / "dist") / "index.html").as_uri()
-    with open_engine(name, tmp_path) as b:
+    with open_engine(name, tmp_path, **({"args": WEBKIT_MIC} if name == "webkit" else {})) as b:
         b.goto(url)
         b.wait_ready()
         press(b, "nav-ask")
