@@ -336,6 +336,12 @@ class Outline:
     >>> o = Outline(); o.heading(1, "A"); o.text("x"); o.heading(2, "B"); o.text("y")
     >>> [(u.location["section"], u.text) for u in o.units()]
     [(['A'], 'x'), (['A', 'B'], 'y')]
+
+    A heading too long for the breadcrumb is also the first line of its section's text, so no
+    word of it is lost to search (one with nothing under it still makes a passage):
+
+    >>> o = Outline(); o.heading(1, "word " * 30); [u.text[-9:] for u in o.units()]
+    ['word word']
     """
 
     def __init__(self) -> None:
@@ -356,6 +362,8 @@ class Outline:
         while self.stack and self.stack[-1][0] >= level:
             self.stack.pop()
         self.stack.append((level, title))
+        if title not in breadcrumb("Section", self.path()):  # cut there: its words stay searchable in the text
+            self.parts.append(title)
 
     def text(self, text: str) -> None:
         self.parts.append(text)
