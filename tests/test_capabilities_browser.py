@@ -23,7 +23,7 @@ def test_a_browser_without_decompression_stream_is_told_it_is_too_old(browser, b
 
 @pytest.mark.parametrize("missing, label, says", [
     ("navigator.storage.estimate", "Storage figure", "does not report how much storage"),
-    ("navigator.locks", "One tab writes at a time", "no Web Locks, so keep Quire open in one tab"),
+    ("navigator.locks", "One tab writes at a time", "a lease in IndexedDB, as this browser has no Web Locks"),
     ("navigator.storage.getDirectory", "Full-disk check before large writes", "no origin private file system"),
 ])
 def test_about_says_what_is_missing_and_what_follows(browser, built_dist, serve, missing, label, says):

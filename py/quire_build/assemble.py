@@ -26,7 +26,7 @@ def engine_source(runtime: dict[str, bytes], root: Path = ROOT) -> bytes:
     """
     parts = [runtime["pyodide.asm.js"], runtime["pyodide.js"]]
     for rel in ("engine/worker-assets.js", "engine/worker-snapshot.js", "engine/kernels.js", "assets/store.js",
-                "engine/worker-quiet.js", "engine/worker.js"):
+                "engine/worker-quiet.js", "engine/worker-lease.js", "engine/worker.js"):
         parts.append((root / "site" / rel).read_bytes())
     return b"\n;\n".join(parts)
 

@@ -132,7 +132,9 @@
         : 'serviceWorker' in navigator ? tr('available') : tr('unavailable: this browser has no service workers, so Quire needs its server each time'), mode !== 'file' && 'serviceWorker' in navigator],
       [tr('Storage figure'), st.estimate ? tr('available') : tr('unavailable: this browser does not report how much storage Quire uses'), !!st.estimate],
       [tr('Persistent storage'), st.persist ? tr('can be asked for') : tr('cannot be asked for here: the browser decides when to clear it (export a vault to keep a copy)'), !!st.persist],
-      [tr('One tab writes at a time'), navigator.locks ? tr('yes (Web Locks)') : tr('within this tab only: this browser has no Web Locks, so keep Quire open in one tab'), !!navigator.locks],
+      [tr('One tab writes at a time'), navigator.locks ? tr('yes (Web Locks)')
+        : self.indexedDB ? tr('yes (a lease in IndexedDB, as this browser has no Web Locks): a tab closed while it writes holds the others back for up to 30 s')
+        : tr('within this tab only: this browser has no Web Locks, so keep Quire open in one tab'), !!(navigator.locks || self.indexedDB)],
       [tr('Full-disk check before large writes'), st.getDirectory ? tr('available') : tr('unavailable: no origin private file system here, so a full disk is noticed when a write fails'), !!st.getDirectory],
     ];
   }

@@ -53,6 +53,7 @@ QuireI18n.add('de', {
   "cannot be asked for here: the browser decides when to clear it (export a vault to keep a copy)": "kann hier nicht angefragt werden: Der Browser entscheidet, wann er ihn leert (einen Tresor exportieren, um eine Kopie zu behalten)",
   "One tab writes at a time": "Nur ein Tab schreibt zugleich",
   "yes (Web Locks)": "ja (Web Locks)",
+  "yes (a lease in IndexedDB, as this browser has no Web Locks): a tab closed while it writes holds the others back for up to 30 s": "ja (über eine Zuteilung in IndexedDB, da dieser Browser keine Web Locks hat): Ein Tab, der beim Schreiben geschlossen wird, hält die anderen bis zu 30 s auf",
   "within this tab only: this browser has no Web Locks, so keep Quire open in one tab": "nur innerhalb dieses Tabs: Dieser Browser hat keine Web Locks, Quire also nur in einem Tab offen halten",
   "Full-disk check before large writes": "Prüfung auf vollen Datenträger vor großen Schreibvorgängen",
   "unavailable: no origin private file system here, so a full disk is noticed when a write fails": "nicht verfügbar: Hier gibt es kein privates Dateisystem des Ursprungs, ein voller Datenträger fällt also erst auf, wenn ein Schreibvorgang scheitert",

@@ -374,8 +374,8 @@
 
   /* Library writes hold the Web Lock LOCK, shared by every Quire tab of this origin (all
    * file:// pages are one origin here, as for IndexedDB); quire.browser.WRITES says which
-   * methods write and how they wait.  Without Web Locks, a promise chain serialises this
-   * tab only. */
+   * methods write and how they wait.  Without Web Locks, a lease in IndexedDB does the same
+   * (worker-lease.js); without that either, a promise chain serialises this tab only. */
   var LOCK = 'quire.library';
   var writes = {};
   var running = null;  // this tab's write in progress: {id, name, cancelledBy}
@@ -385,8 +385,18 @@
 
   function emit(id, event) { post({ type: 'event', id: id, event: JSON.stringify(event) }); }
 
+  var noLease = false;  // IndexedDB refused the lease once: this tab only, from then on
+
   function withLock(mode, onWait, body) {
     if (!self.navigator || !navigator.locks) {
+      if (!noLease && typeof indexedDB !== 'undefined') {
+        return QuireLease.request(LOCK, mode, onWait, body).catch(function (err) {
+          if (!err || !err.leaseFailed) throw err;
+          noLease = true;
+          logWarning(err.message + '; only this tab is kept to one writer.');
+          return withLock(mode, onWait, body);
+        });
+      }
       var next = chain.then(body, body);
       chain = next.catch(function () {});
       return next;
