@@ -44,19 +44,20 @@ var QuireLease = (function () {
   }
 
   /* One readwrite transaction over the lease `name`: change(record, now) edits it and says
-   * whether to keep the change; resolves with what change returned once it is committed. */
+   * whether it did; the record is written back only then or when a stale holder was dropped.
+   * Resolves with what change returned once the transaction has committed. */
   function update(name, change) {
     return open().then(function (db) {
       return new Promise(function (resolve, reject) {
         var tx = db.transaction(STORE, 'readwrite'), store = tx.objectStore(STORE), result = false;
         var get = store.get(name);
         get.onsuccess = function () {
-          var rec = get.result || { holders: {} }, now = Date.now();
+          var rec = get.result || { holders: {} }, now = Date.now(), dropped = false;
           Object.keys(rec.holders).forEach(function (id) {
-            if (now - rec.holders[id].beat > STALE) delete rec.holders[id];  // its tab is gone
+            if (now - rec.holders[id].beat > STALE) { delete rec.holders[id]; dropped = true; }  // its tab is gone
           });
           result = change(rec, now);
-          store.put(rec, name);
+          if (result || dropped) store.put(rec, name);
         };
         tx.oncomplete = function () { resolve(result); };
         tx.onabort = tx.onerror = function () { reject(tx.error || new Error('the lease transaction failed')); };
