@@ -110,7 +110,7 @@ CALLS_WHILE_LOADING = """async () => {
 def test_scikit_learn_loads_in_steps_beside_calls_and_a_call_that_never_settles(context, built_dist, serve, page_log):
     """scipy and scikit-learn took the engine's thread for 4 s on a quiet machine and 16-27 s on
     a busy one, in one piece, so a passage clicked meanwhile opened that much later.  They now load
-    a package or a module at a time, and calls made meanwhile are answered between the steps; a
+    in steps (the packages, then one module at a time), and calls made meanwhile are answered between the steps; a
     call that never settles (the engine waited for a quiet moment) no longer holds them back."""
     page = open_page(context, serve(built_dist).url, page_log)
     wait_ready(page)
@@ -118,11 +118,12 @@ def test_scikit_learn_loads_in_steps_beside_calls_and_a_call_that_never_settles(
     assert out["why"] is None, out
     imports = sorted(v for k, v in out["marks"].items() if k.startswith("imported "))
     loads = sorted(v for k, v in out["marks"].items() if k.startswith("loaded "))
-    assert len(imports) >= 10 and len(loads) == 6, out["marks"]
+    assert len(imports) >= 10 and len(loads) == 1, out["marks"]
     # Calls were answered between the first package loaded and the last module imported.
     between = [t for t in out["answered"] if loads[0] < t < imports[-1]]
     assert between, out
-    assert out["marks"]["sklearn-imported"] >= imports[-1]
+    # KMeans and what it imports follow, after the study tools were reported ready.
+    page.wait_for_function("() => window.quire.status().marks['sklearn-imported']")
     assert page.evaluate("(s) => window.quire.run(s)", "import sys; 'sklearn.cluster' in sys.modules") is True
     assert_clean(page_log)
 
