@@ -85,11 +85,23 @@ class Engine:
             raise PageError(f"{out['error']}\n{out['stack']}")
         return out["ok"]
 
-    def wait(self, condition: str, every_ms: int = 100):
+    def wait(self, condition: str, every_ms: int = 100, describe: str | None = None):
         """Poll a page-side expression (it may await) until truthy; its value.  No time limit of its
-        own: the suite's per-test timeout bounds it."""
-        return self.run(f"async () => {{ for (;;) {{ let v; try {{ v = await ({condition}); }} catch (e) {{ v = null; }} "
-                        f"if (v) return v; await new Promise(r => setTimeout(r, {every_ms})); }} }}")
+        own: the driver's script timeout bounds it, and then ``describe`` (a page expression) says
+        what the page showed instead."""
+        try:
+            return self.run(f"async () => {{ for (;;) {{ let v; try {{ v = await ({condition}); }} catch (e) {{ v = null; }} "
+                            f"if (v) return v; await new Promise(r => setTimeout(r, {every_ms})); }} }}")
+        except PageError:
+            raise
+        except Exception as err:
+            if describe is None:
+                raise
+            try:
+                seen = self.js(f"return String({describe});")
+            except Exception as again:
+                seen = f"(the page did not answer either: {again})"
+            raise PageError(f"{condition} never held; the page showed: {seen}") from err
 
     def wait_ready(self) -> dict:
         """The page's own readiness signal (``window.quire.ready``), then ``status()``; a boot

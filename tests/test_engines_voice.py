@@ -85,7 +85,8 @@ def record(b, seconds: float, busy: bool = False, meter: bool = False) -> dict:
     ``meter``, the level meter must move first (before the page is made busy)."""
     b.js(f"{BOX}.dataset.recordedMs = 0;")
     press(b, "chat-mic")
-    b.wait(f"['recording', 'error'].includes({BOX}.dataset.state)")
+    b.wait(f"['recording', 'error'].includes({BOX}.dataset.state)",
+           describe=f"{BOX}.dataset.state + ': ' + {BOX}.textContent")
     level = b.wait(f"+document.querySelector('[data-testid=chat-mic-level]').getAttribute('aria-valuenow')") if meter else 0
     blocks = b.js("if (window.busy) { busy.on = true; busy.start(); return busy.blocks; } return 0;") if busy else 0
     b.wait(f"+{BOX}.dataset.recordedMs >= {int(seconds * 1000)} || {BOX}.dataset.state === 'error'")

@@ -267,17 +267,36 @@ def test_tab_transcripts_match_cpython_reference_within_two_wer_points(playwrigh
         assert len(voice_clips.words(tab[name]["text"])) <= 2, (name, tab[name])
 
 
-def test_refused_microphone_says_so(playwright_instance, built_dist, serve):
+def test_unanswered_then_refused_microphone_says_so(playwright_instance, built_dist, serve):
+    """A permission prompt left unanswered says what it waits for and a second press cancels it
+    (the button is not stuck); a refused microphone ends in data-state 'error' with the reason."""
     browser = playwright_instance.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    box = "document.querySelector('[data-testid=search-mic-box]')"
     try:
         context = browser.new_context()  # no permission granted and no fake UI: getUserMedia is refused
         page = context.new_page()
         page.goto(serve(built_dist).url)
         wait_ready(page)
         page.get_by_test_id("nav-search").click()
-        page.get_by_test_id("search-mic").click()
         status = page.get_by_test_id("search-mic-status")
-        page.wait_for_function("() => document.querySelector('[data-testid=search-mic-status]').textContent.length > 0")
+        page.evaluate("""() => { const real = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+            window.answerLater = null;
+            navigator.mediaDevices.getUserMedia = (c) => new Promise(resolve => { window.answerLater = () => resolve(real(c)); }); }""")
+        page.get_by_test_id("search-mic").click()
+        page.wait_for_function("() => window.answerLater")
+        assert page.get_by_test_id("search-mic-box").get_attribute("data-state") == "opening"
+        assert status.inner_text() == ("Waiting for the microphone… allow it if the browser asks. "
+                                       "Press the microphone again to cancel.")
+        page.get_by_test_id("search-mic").click()
+        assert page.get_by_test_id("search-mic-box").get_attribute("data-state") == "cancelled"
+        assert status.inner_text() == "Recording cancelled."
+        page.evaluate("() => window.answerLater()")  # the late answer (here a refusal) changes nothing
+        page.evaluate("() => new Promise(r => setTimeout(r, 0))")
+        assert page.get_by_test_id("search-mic-box").get_attribute("data-state") == "cancelled"
+
+        page.evaluate("() => { delete navigator.mediaDevices.getUserMedia; }")  # the browser's own again
+        page.get_by_test_id("search-mic").click()
+        page.wait_for_function(f"() => {box}.dataset.state === 'error'")
         assert status.inner_text() in (
             "Microphone permission was refused. Allow the microphone for this page in the browser’s site settings, then press the microphone button again.",
             "This browser has no microphone (or no access to one), so voice input cannot record here.")

@@ -590,6 +590,7 @@ QuireI18n.add('de', {
   "Not imported: {reason}": "Nicht importiert: {reason}",
   // voice input (voice-button.js, voice.js)
   "Speak your question (English only)": "Frage sprechen (nur Englisch)",
+  "Waiting for the microphone… allow it if the browser asks. Press the microphone again to cancel.": "Warte auf das Mikrofon… falls der Browser fragt, bitte erlauben. Zum Abbrechen das Mikrofon noch einmal drücken.",
   "Recording… press the microphone again to stop, Esc to cancel.": "Aufnahme läuft… zum Beenden das Mikrofon noch einmal drücken, Esc bricht ab.",
   "This browser has no microphone (or no access to one), so voice input cannot record here.": "Dieser Browser hat kein Mikrofon (oder keinen Zugriff darauf); die Spracheingabe kann hier nicht aufnehmen.",
   "Microphone permission was refused. Allow the microphone for this page in the browser’s site settings, then press the microphone button again.": "Der Zugriff auf das Mikrofon wurde verweigert. Das Mikrofon für diese Seite in den Website-Einstellungen des Browsers erlauben und dann die Mikrofon-Taste noch einmal drücken.",

@@ -20,6 +20,7 @@
     empty: QuireI18n.t('No speech was heard. Speak closer to the microphone and try again.'),
     done: QuireI18n.t('Check the transcript, edit it if needed, then send it.'),
     cancelled: QuireI18n.t('Recording cancelled.'),
+    opening: QuireI18n.t('Waiting for the microphone… allow it if the browser asks. Press the microphone again to cancel.'),
     aboutOn: QuireI18n.t('Voice input: included. Speak a question in Ask or Search; Whisper tiny.en (English only) transcribes it inside this tab. Audio is never stored or sent anywhere.'),
     aboutOff: QuireI18n.t('Voice input: not included in this copy of Quire (it was built with --no-voice, or on a machine without Emscripten), so the microphone buttons are hidden. Rebuild with “python3 build.py” on a machine with Emscripten to add it.'),
   };
@@ -49,27 +50,42 @@
     var run = 0;     // bumps on cancel, so a late transcript is dropped
 
     function say(text) { status.textContent = text; }
+    /** The recording could not start: the box says so (data-state 'error') and why. */
+    function failed(text) { wrap.setAttribute('data-state', 'error'); say(text); }
 
     function toggle() {
       if (rec) { stop(); return; }
-      if (button.disabled || opening) return;
+      if (opening) { opening = null; capture0.cancel(); cancelled(); return; }  // a prompt left unanswered
+      if (button.disabled) return;
       start();
     }
 
-    var opening = false;  // between the press and the microphone's answer
+    var opening = false;  // between the press and the microphone's answer (a token; null once cancelled)
+    var capture0 = null;  // the capture being opened
 
     function start() {
-      if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) { say(TEXT.noMic); return; }
-      if (!QuireVoice.canCapture()) { say(QuireVoice.TEXT.noCapture); return; }
+      if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) { failed(TEXT.noMic); return; }
+      if (!QuireVoice.canCapture()) { failed(QuireVoice.TEXT.noCapture); return; }
       var capture;
       try { capture = QuireVoice.capture(); }  // during the press, so that its AudioContext may start
-      catch (err) { say(TEXT.busy); return; }
-      opening = true;
+      catch (err) { failed(TEXT.busy); return; }
+      var mine = opening = {};
+      capture0 = capture;
+      wrap.setAttribute('data-state', 'opening');
+      say(TEXT.opening);
       // The engine loads when the recording stops, while the recording is decoded.
       capture.ready.then(function () {
         return navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
-      }).then(function (stream) { opening = false; record(stream, capture); },
-              function (err) { opening = false; capture.cancel(); say(micError(err)); });
+      }).then(function (stream) {
+        if (opening !== mine) { stream.getTracks().forEach(function (t) { t.stop(); }); return; }  // cancelled meanwhile
+        opening = false;
+        record(stream, capture);
+      }, function (err) {
+        if (opening !== mine) return;
+        opening = false;
+        capture.cancel();
+        failed(micError(err));
+      });
     }
 
     function record(stream, capture) {
@@ -138,6 +154,10 @@
       var r = release();
       if (r) r.capture.cancel();
       button.disabled = false;
+      cancelled();
+    }
+
+    function cancelled() {
       wrap.setAttribute('data-state', 'cancelled');
       say(TEXT.cancelled);
     }
