@@ -13,6 +13,21 @@ collect_ignore = ["run.py"]
 collect_ignore_glob = ["bench/*"]
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The run's order, which tests/run.py's two xdist workers take file by file: browser tests
+    first (the long ones), then the quick CPython tests, which even out the two workers' ends,
+    and the real-server tier last, so the llama-server build started by tests/run.py has the
+    suite's time."""
+    real_tier = ROOT / "tests" / "real"
+
+    def rank(item) -> int:
+        if real_tier in Path(str(item.fspath)).parents:
+            return 2
+        return 0 if item.get_closest_marker("browser") else 1
+
+    items.sort(key=rank)  # stable: each file's own order stays
+
+
 @pytest.fixture(scope="session")
 def pdf_dir() -> Path:
     """Real third-party PDFs (licences in tests/fixtures/pdfs/SOURCE.md); no shared corpus needed."""
@@ -35,12 +50,24 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(scope="session")
 def built_dist(tmp_path_factory) -> Path:
-    """One build of the bundle for the whole run, never written into the working tree."""
+    """One build of the bundle for the whole run, never written into the working tree.  Under
+    pytest-xdist (tests/run.py runs two workers) the first worker to ask builds it into the run's
+    shared folder while the others wait on a lock; every test copies what it changes."""
     sys.path.insert(0, str(ROOT))
+    import fcntl
+
     import build
 
-    dist = tmp_path_factory.mktemp("build") / "dist"
-    assert build.main(["--dist", str(dist)]) == 0, "build.py failed; see its output above"
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    dist = shared / "build" / "dist"
+    with open(shared / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "build" / "built").exists():
+            dist.parent.mkdir(exist_ok=True)
+            assert build.main(["--dist", str(dist)]) == 0, "build.py failed; see its output above"
+            (shared / "build" / "built").write_text("ok")
     return dist
 
 

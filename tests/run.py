@@ -28,6 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(os.environ.get("QUIRE_VENV", ROOT / ".venv"))
 CHROMIUM = os.environ.get("QUIRE_CHROMIUM", "/usr/bin/chromium")
+# Two pytest-xdist workers: most of a browser test is waiting on a page, so two run in about
+# the time of one on two cores (QUIRE_TEST_WORKERS=1 runs the suite in one process).
+WORKERS = os.environ.get("QUIRE_TEST_WORKERS", "2")
 
 
 def venv_python() -> Path:
@@ -139,6 +142,10 @@ def main() -> int:
     ensure_packages(python)
     ensure_tools()
     args = sys.argv[1:] or ["-q"]
+    if WORKERS != "1" and not any(a == "-n" or a.startswith(("-n=", "--numprocesses")) for a in args):
+        # A file's tests stay together (its module fixtures), and files go out in the order
+        # tests/conftest.py gives them (xdist would otherwise put files with many tests first).
+        args += ["-n", WORKERS, "--dist", "loadfile", "--no-loadscope-reorder"]
     build = start_real_server_build(python)
     try:
         return subprocess.run([str(python), "-m", "pytest", *args], cwd=ROOT).returncode

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -53,8 +54,8 @@ def make_snapshot(runtime: dict[str, bytes], cache: Path, modules: list[str], ro
                 raise BuildError("making the Pyodide memory snapshot failed (build with --no-precompile to skip it):\n"
                                  + result.stderr.strip()[-2000:])
             info = json.loads(result.stdout.strip().splitlines()[-1])
-            shutil.copyfile(out, data_path.with_suffix(".tmp"))
-            data_path.with_suffix(".tmp").replace(data_path)
+            shutil.copyfile(out, data_path.with_suffix(f".{os.getpid()}.tmp"))
+            data_path.with_suffix(f".{os.getpid()}.tmp").replace(data_path)
             info_path.write_text(json.dumps(info))
     info = json.loads(info_path.read_text())
     return {"data": data_path.read_bytes(), **info}
@@ -90,6 +91,6 @@ def compile_pycs(files: dict[str, bytes], runtime: dict[str, bytes], cache: Path
             if result.returncode != 0:
                 raise BuildError("byte-compiling the boot packages failed (build with --no-precompile to skip it):\n"
                                  + result.stderr.strip()[-2000:])
-            shutil.copyfile(Path(tmp) / "out.files", cached.with_suffix(".tmp"))
-            cached.with_suffix(".tmp").replace(cached)
+            shutil.copyfile(Path(tmp) / "out.files", cached.with_suffix(f".{os.getpid()}.tmp"))
+            cached.with_suffix(f".{os.getpid()}.tmp").replace(cached)
     return read_image(cached.read_bytes())

@@ -30,10 +30,7 @@ CONTEXT = 4096
 START_TIMEOUT = 120  # seconds for the model to load on a busy 2-core machine
 
 
-def pytest_collection_modifyitems(session, config, items):
-    """Real-server tests last, so the build started by tests/run.py has the whole suite's time."""
-    real = [i for i in items if HERE in Path(str(i.fspath)).parents]
-    items[:] = [i for i in items if i not in real] + real
+# tests/conftest.py runs this tier last, so the build started by tests/run.py has the suite's time.
 
 
 def free_port() -> int:

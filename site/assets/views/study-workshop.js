@@ -39,7 +39,10 @@
         if (pending === key) pending = null;
         if (mine !== showing) return q.openSet(set.id).then(paint);  // the outline marks it written; the panel stays
         var L = res.lesson;
-        var doneBtn = h('button', { type: 'button', class: res.done ? '' : 'primary', testid: 'lesson-done', onclick: function () {
+        var doneBtn = h('button', { type: 'button', class: res.done ? '' : 'primary', testid: 'lesson-done', onclick: function (e) {
+          // A double click is one: its second click (detail 2) may come after the first was saved
+          // on a slow machine, and would flip the lesson back.
+          if (e && e.detail > 1) return;
           doneBtn.disabled = true;  // a double click would send the same state twice and flip the label back
           q.lessonDone(set.id, mi, li, !res.done).then(function (s) {
             res.done = s.done.indexOf(key) >= 0;
