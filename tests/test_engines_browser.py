@@ -263,6 +263,9 @@ TRAIN_WHEN_TOLD = """async () => { window.events = []; const told = new Broadcas
     .then(r => r, e => ({error: e.message, kind: e.kind})); }"""
 ALL_FOUND = """(async () => { for (const w of %s) { const hits = await quire.search(w);
   if (!hits.length || hits[0].source !== w + '.md') return false; } return true; })()"""
+# What a tab that never found them all saw (engines.Engine.wait's describe): a synchronous expression.
+MISSING = """JSON.stringify({tab: document.visibilityState, sources: document.querySelectorAll('[data-testid=source-row]').length,
+  words: %s, lastCatchUpError: window.quire.lastCatchUpError || null})"""
 
 
 @pytest.mark.parametrize("name", ENGINES)
@@ -295,7 +298,7 @@ def test_two_tabs_train_at_once_one_writer(name, server, built_dist, tmp_path):
         assert waited and "another Quire tab" in waited[0]["message"], [e["stage"] for e in events]
         for handle in (first, second):
             b.switch(handle)
-            assert b.wait(ALL_FOUND % json.dumps(ROCKS + MINERALS))
+            assert b.wait(ALL_FOUND % json.dumps(ROCKS + MINERALS), describe=MISSING % json.dumps(ROCKS + MINERALS))
 
 
 @pytest.mark.parametrize("mode", ["http", "file"])

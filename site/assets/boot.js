@@ -228,18 +228,22 @@
     try { localStorage.setItem(CHANGED_KEY, JSON.stringify(note)); } catch (e) { /* storage refused: the channel still works */ }
   }
 
-  var reloading = null, again = false;
+  var reloading = null, again = false, failures = 0;
   function catchUp() {
     if (state.stage !== 'ready') return Promise.resolve();
     if (reloading) { again = true; return reloading; }  // a change that landed during this reload
     reloading = call('reloadLibrary').then(function (r) {
       reloading = null;
+      failures = 0;
       if (again) { again = false; catchUp(); }
       if (r && r.reloaded) document.dispatchEvent(new CustomEvent('quire:library-changed', { detail: { from: 'another tab' } }));
       return r;
     }, function (err) {
       reloading = null;
+      self.quire.lastCatchUpError = err.message;
       console.warn('Quire: could not load the changes of another tab:', err.message);
+      // Nothing else would ask again until the next change: try again, a little later each time.
+      if (++failures <= 5) setTimeout(catchUp, 1000 * failures);
     });
     return reloading;
   }
