@@ -84,6 +84,28 @@ def test_boots_over_http(context, built_dist, serve, page_log):
     assert_clean(page_log)
 
 
+def test_scikit_learn_loads_only_once_study_asks_for_it(context, built_dist, serve, page_log):
+    """scipy and scikit-learn cost 8-10 s of the machine's CPU (15-30 s on a busy one) and were
+    loaded in every tab right after ready, used or not.  Now a tab does its own work after ready
+    (the services, every passage read) and leaves them out; opening Study asks for them, so they
+    are there by the time a tool is picked."""
+    page = open_page(context, serve(built_dist).url, page_log)
+    wait_ready(page)
+    page.evaluate("() => quire.backgroundDone()")  # all a tab does by itself after ready
+    status = page.evaluate("window.quire.status()")
+    assert status["sklearn"] == "pending" and "passages-read" in status["marks"], status
+    assert not any(m.startswith("imported ") or m.startswith("loaded ") for m in status["marks"]), status["marks"]
+    page.evaluate("() => { location.hash = '#about'; }")
+    facts = page.get_by_test_id("engine-facts").inner_text()
+    assert "loads when Study is opened" in facts, facts
+    page.evaluate("() => { location.hash = '#study'; }")  # no Generate pressed
+    page.wait_for_function("() => window.quire.status().sklearn === 'ready'")
+    assert page.evaluate("(s) => window.quire.run(s)", "import sklearn, sys; 'scipy.stats' in sys.modules") is True
+    page.evaluate("() => { location.hash = '#about'; }")
+    assert "1.6.1 / scipy 1.14.1" in page.get_by_test_id("engine-facts").inner_text()
+    assert_clean(page_log)
+
+
 # The page keeps calling the engine while scikit-learn loads, as a person clicking about does,
 # and one call never settles (a model that never answers); returns when each call was answered
 # and the engine's marks, or why it gave up.
@@ -242,6 +264,8 @@ def test_works_offline_after_the_first_visit(context, built_dist, serve, page_lo
     context.set_offline(True)
     page.reload()
     assert_engine_works(page, "http")
+    # The study tools load only when asked, so offline they come from the cache too.
+    assert page.evaluate("async () => await quire.studyToolsReady()").startswith("1.6.1")
     assert_clean(page_log)
 
 

@@ -219,6 +219,8 @@ def test_offline_reload_over_http(name, built_dist, tmp_path):
             words, source, location = FINDS[1]
             hit = b.run("async (q) => (await quire.search(q, {k: 3}))[0]", words)
             assert (hit["source"], hit["location"]) == (source, location)
+            # scipy and scikit-learn load only when asked: with the server gone, from the cache.
+            assert b.run("async () => quire.studyToolsReady()").startswith("1.6.1")
     finally:
         server.stop()
 

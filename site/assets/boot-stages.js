@@ -110,7 +110,7 @@
       ['Python', tr('{python} in Pyodide {pyodide}', { python: v.python || '?', pyodide: v.pyodide || state.pyodide })],
       ['numpy', v.numpy || '?'],
       [tr('Dense search'), v.dense_kernel === 'wasm-simd' ? tr('WebAssembly SIMD kernel') : v.dense_kernel ? 'numpy' : '?'],
-      ['scikit-learn', state.sklearnVersion || tr(state.sklearn)],
+      ['scikit-learn', state.sklearnVersion || tr(state.sklearn === 'pending' ? 'loads when Study is opened' : state.sklearn)],
       [tr('Opened'), mode === 'file' ? tr('from disk (file://)') : tr('over http') + (navigator.serviceWorker && navigator.serviceWorker.controller ? ', ' + tr('offline-ready') : '')],
       [tr('Engine ready in'), state.timings.ready ? ((state.timings.ready - T0) / 1000).toFixed(2) + ' s' : '…'],
     ].concat(capabilities().map(function (c) { return [c[0], c[1]]; }));

@@ -74,7 +74,7 @@
     switch (msg.type) {
       case 'need': send(msg.name); break;
       case 'stage':
-        if (msg.stage === 'sklearn-loading') { state.sklearn = 'loading'; break; }
+        if (msg.stage === 'sklearn-loading') { state.sklearn = 'loading'; renderFacts(); break; }
         if (msg.stage === 'sklearn') {
           state.sklearn = 'ready';
           state.sklearnVersion = msg.version;
@@ -190,8 +190,8 @@
     var promise = readyPromise.then(function () {
       return new Promise(function (resolve, reject) {
         calls[id] = { resolve: resolve, reject: reject, onEvent: opts.onEvent };
-        var msg = method === 'run'
-          ? { type: 'call', id: id, method: 'run', args: args || [] }
+        var msg = method === 'run' || method === 'waitForLazy'
+          ? { type: 'call', id: id, method: method, args: args || [] }
           : { type: 'call', id: id, method: 'py', name: method, argsJson: JSON.stringify(args || []), payload: opts.payload };
         worker.postMessage(msg, opts.payload ? [opts.payload.buffer] : []);
       });
@@ -254,11 +254,24 @@
 
   /* ---------------- the automation surface ---------------- */
 
+  /* scipy and scikit-learn load only once asked (worker.js, importStudyTools): reading
+   * quire.sklearnReady asks, so a script that awaits it, as before, still gets them. */
+  var studyToolsAsked = false;
+  function askStudyTools() {
+    if (!studyToolsAsked) {
+      studyToolsAsked = true;
+      readyPromise.then(function () { worker.postMessage({ type: 'study-tools' }); }, function () {});
+    }
+    return Boot.sklearnReady;
+  }
+
   self.quire = {
     ready: readyPromise,
-    sklearnReady: Boot.sklearnReady,
     status: status,
     run: function (source) { return call('run', [source]); },
+    // Resolves once the work a tab does by itself after ready is done: the services loaded and
+    // every passage read into memory (not the study tools: they wait for quire.studyToolsReady()).
+    backgroundDone: function () { return call('waitForLazy'); },
     _call: call,
     _cancel: cancel,
     _catchUp: catchUp,
@@ -271,6 +284,7 @@
     // The same, as an ArrayBuffer checked against its sha256 (OCR, voice): boot-assets.js.
     loadChecked: Boot.loadChecked,
   };
+  Object.defineProperty(self.quire, 'sklearnReady', { get: askStudyTools, enumerable: false });
 
   /* ---------------- go ---------------- */
 

@@ -72,6 +72,7 @@ QuireI18n.add('de', {
   "Opened from disk": "Von der Festplatte geöffnet",
   "Served over http": "Über http ausgeliefert",
   "pending": "ausstehend",
+  "loads when Study is opened": "wird geladen, sobald „Lernen“ geöffnet wird",
   "loading": "wird geladen",
   "ready": "bereit",
   "This browser cannot run Quire’s engine": "Dieser Browser kann die Engine von Quire nicht ausführen",

@@ -300,10 +300,13 @@
     }
   }
 
-  /* scipy and scikit-learn: about 4 s of this thread on a quiet machine and 15-30 s on a busy
-   * one, never on the critical path.  The packages are fetched and unpacked, then the modules
-   * imported one at a time, each once the engine is quiet, so a page call waits for one step
-   * at most, not for all of them.  The first study set then finds TfidfVectorizer and KMeans imported. */
+  /* scipy and scikit-learn (the study tools): about 4 s of this thread and 8-10 s of the
+   * machine's CPU on a quiet machine, 15-30 s on a busy one.  They load only once the page asks
+   * (quire.studyToolsReady(): opening Study, making or importing a set), never merely because a
+   * tab was opened: a tab used to search and ask leaves the machine alone.  The packages are
+   * fetched and unpacked, then the modules imported one at a time, each once the engine is
+   * quiet, so a page call waits for one step at most.  The first study set then finds
+   * TfidfVectorizer and KMeans imported. */
   // In the order they import each other, the heavy ones apart (scipy.stats alone is ~1.5 s).
   var SKLEARN_IMPORTS = ['scipy', 'scipy._lib._util', 'scipy.sparse', 'scipy.special', 'scipy.linalg', 'scipy.fft',
                          'scipy.spatial', 'scipy.optimize', 'scipy.interpolate', 'scipy.ndimage', 'scipy.stats',
@@ -312,6 +315,10 @@
   // tools open as early as before; a mind map made before they are in imports them itself.
   var SKLEARN_AFTER = ['sklearn.linear_model', 'sklearn.decomposition', 'sklearn.neighbors', 'sklearn.cluster'];
 
+  var studyToolsAsked = false, studyTools = null, servicesLoaded = false;
+
+  /* What the tab does by itself after ready: the services, then every passage read into memory
+   * (resolves when both are done; the study tools are not part of it). */
   async function loadLazy() {
     try {
       await pyodide.runPythonAsync('import quire.browser\nquire.browser.load_services()');
@@ -320,9 +327,27 @@
       logError('services did not load: ' + err.message);
     }
     await QuireQuiet.quiet();
-    pyodide.runPythonAsync('import quire.browser\nawait quire.browser.background()').then(function () {
+    servicesLoaded = true;
+    var read = pyodide.runPythonAsync('import quire.browser\nawait quire.browser.background()').then(function () {
       mark('passages-read');
     }, function (err) { logWarning('Reading the library into memory stopped: ' + err.message); });
+    if (studyToolsAsked) loadStudyTools();
+    await read;
+  }
+
+  /* The page asked for the study tools: load them once the services are (loadLazy starts them
+   * if they are not yet). */
+  function askStudyTools() {
+    studyToolsAsked = true;
+    if (servicesLoaded) loadStudyTools();
+  }
+
+  function loadStudyTools() {
+    if (!studyTools) studyTools = importStudyTools();
+    return studyTools;
+  }
+
+  async function importStudyTools() {
     // Each step first gives the thread back: a page call waiting for it runs before the next step,
     // even when the engine is already quiet (an await of a settled promise would not let it).
     var step = function () {
@@ -532,6 +557,7 @@
       case 'asset': QuireAssets.receive(msg.name, msg.gz, msg.bytes); break;
       case 'asset-failed': QuireAssets.fail(msg.name, msg.kind, msg.message); break;
       case 'call': call(msg); break;
+      case 'study-tools': askStudyTools(); break;
       case 'page-result': {
         var pending = pageCalls[msg.id];
         delete pageCalls[msg.id];

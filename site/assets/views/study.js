@@ -284,5 +284,12 @@
 
   self.QuireStudy = { players: {}, when: when, sourceLink: sourceLink, templateEditor: null };
 
-  QuireUI.register('study', { init: init, show: refresh });
+  /* scipy and scikit-learn load only once asked (worker.js): from the moment Study is shown, while
+   * the user picks a tool, not in every tab that is only searched. */
+  function show() {
+    q.studyToolsReady().catch(function () {});
+    refresh();
+  }
+
+  QuireUI.register('study', { init: init, show: show });
 })();
