@@ -7,7 +7,7 @@ index that lost a trained source is repaired when the library opens.
 
 import pytest
 
-from conftest import launch_profile, open_logged
+from conftest import launch_profile, open_logged, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -66,7 +66,7 @@ def test_two_tabs_train_at_once_and_both_find_everything(locks, playwright_insta
     assert a.evaluate(leases) is (locks == "lease")  # the turns were taken the way this browser has
     # each page catches up with the other's change by itself (no reload)
     for page in (a, b):
-        page.wait_for_function(ALL_FOUND, arg=ROCKS + MINERALS, polling=500, timeout=60_000)
+        wait_until(page, f"({ALL_FOUND})({ROCKS + MINERALS!r})", every_ms=500)  # awaits the async check
         statuses = {s["name"]: s["status"] for s in page.evaluate("quire.sources()")}
         assert statuses == {f"{w}.md": "trained" for w in ROCKS + MINERALS}
     assert not log_a.errors and not log_b.errors, log_a.errors + log_b.errors
@@ -136,4 +136,86 @@ await b._engine.store.commit([], [("index", "src:" + sid)])
     page, _ = open_logged(ctx, url)
     assert page.evaluate("quire.status().library.repaired") == []
     assert page.evaluate(ALL_FOUND, ROCKS[:3])
+    ctx.close()
+
+
+# The other tab's engine fails to load the next change once.
+FLAKY_RELOAD = """
+import quire.browser as b
+from quire.library import LibraryError
+_reload_for_real = b._METHODS["reloadLibrary"]
+flaky_left = [1]
+def _flaky(engine, ctx):
+    if flaky_left[0]:
+        flaky_left[0] -= 1
+        raise LibraryError("the library could not be read just now (test)")
+    return _reload_for_real(engine, ctx)
+b._METHODS["reloadLibrary"] = _flaky
+"""
+
+
+def test_a_tab_that_failed_to_load_another_tabs_change_tries_again(playwright_instance, built_dist, serve, tmp_path):
+    """Tab A trains files; tab B hears of it, but loading the change fails once.  Before, B stayed
+    stale until the next change (nothing else asked again); now it tries again, a little later each
+    time, finds A's files, and keeps the error as quire.lastCatchUpError."""
+    url = serve(built_dist).url
+    ctx = launch_profile(playwright_instance, tmp_path / "profile")
+    (a, log_a), (b, log_b) = open_logged(ctx, url), open_logged(ctx, url)
+    a.evaluate(f"({STAGE})({ROCKS[:3]!r})")
+    wait_until(b, "quire.sources().then(s => s.length === 3)")  # B caught up with the staging
+    b.evaluate("(s) => quire.run(s)", FLAKY_RELOAD)
+    a.evaluate(TRAIN)  # one change, announced once
+    assert a.evaluate("window.trained")["added"] == 3
+    wait_until(b, f"({ALL_FOUND})({ROCKS[:3]!r})", every_ms=300)
+    assert b.evaluate("(s) => quire.run(s)", "import __main__; __main__.flaky_left[0]") == 0  # it did fail once
+    assert "could not be read just now" in b.evaluate("quire.lastCatchUpError")
+    assert not log_a.errors and not log_b.errors, log_a.errors + log_b.errors
+    ctx.close()
+
+
+# The writer lease of a tab that is gone: its record in IndexedDB (worker-lease.js), with its
+# last heartbeat at `beat` (ms since the epoch).
+PUT_FOREIGN_HOLDER = """(beat) => new Promise((resolve, reject) => {
+  const req = indexedDB.open('quire-writer-lease', 1);
+  req.onupgradeneeded = () => req.result.createObjectStore('lease');
+  req.onsuccess = () => {
+    const db = req.result, tx = db.transaction('lease', 'readwrite');
+    tx.objectStore('lease').put({holders: {'closed-tab:1': {mode: 'exclusive', beat}}}, 'quire.library');
+    tx.oncomplete = () => { db.close(); resolve(true); };
+    tx.onerror = () => reject(tx.error);
+  };
+  req.onerror = () => reject(req.error);
+})"""
+HOLDERS = """() => new Promise((resolve, reject) => {
+  const req = indexedDB.open('quire-writer-lease', 1);
+  req.onsuccess = () => {
+    const get = req.result.transaction('lease').objectStore('lease').get('quire.library');
+    get.onsuccess = () => { resolve(Object.keys((get.result || {holders: {}}).holders)); req.result.close(); };
+    get.onerror = () => reject(get.error);
+  };
+  req.onerror = () => reject(req.error);
+})"""
+
+
+def test_without_web_locks_a_closed_tabs_lease_is_taken_over_once_it_stops_beating(
+        playwright_instance, built_dist, serve, tmp_path):
+    """A tab that held the writer lease was closed mid-Train, so it never gave the lease back.
+    While its heartbeat is fresh, a Train here waits and says another tab is training; once
+    the closed tab has not been heard from for 30 s (worker-lease.js STALE), the Train takes
+    the lease over and finishes, and the closed tab's record is gone."""
+    ctx = launch_profile(playwright_instance, tmp_path / "profile", bypass_csp=True)
+    ctx.add_init_script(NO_WEB_LOCKS_IN_THE_WORKER)
+    page, log = open_logged(ctx, serve(built_dist).url)
+    page.evaluate(f"({STAGE})({ROCKS[:3]!r})")
+    # Its last heartbeat in the future: it stays "alive" however slow this machine is.
+    page.evaluate(PUT_FOREIGN_HOLDER, 10 ** 13)
+    page.evaluate(TRAIN)
+    wait_until(page, "(window.events || []).some(e => e.stage === 'waiting-other-tab')")
+    assert page.evaluate("quire.sources()")[0]["status"] == "staged"
+    # Now it was last heard from 31 s ago: its tab is gone.
+    page.evaluate(f"() => ({PUT_FOREIGN_HOLDER})(Date.now() - 31000)")
+    trained = page.evaluate("window.trained")
+    assert trained.get("added") == 3, trained
+    assert "closed-tab:1" not in page.evaluate(HOLDERS)
+    assert not log.errors, log.errors
     ctx.close()
