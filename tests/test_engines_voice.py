@@ -56,7 +56,12 @@ PAGE_MIC = """async (b64) => {
         const source = ctx.createBufferSource();
         source.buffer = await ctx.decodeAudioData(bytes.buffer.slice(0));
         source.connect(dest);
-        source.start();
+        // A person speaks once the box says it is recording: on a busy machine the recorder can
+        // start seconds after the microphone was granted, and a clip started then was over before.
+        const box = document.querySelector('[data-testid=chat-mic-box]');
+        const speak = () => { if (box.dataset.state === 'recording') { observer.disconnect(); source.start(); return true; } };
+        const observer = new MutationObserver(speak);
+        if (!speak()) observer.observe(box, {attributes: true, attributeFilter: ['data-state']});
         return dest.stream;
     };
 }"""
