@@ -225,6 +225,7 @@ def test_a_badge_shown_once_is_not_shown_again():
     async def go():
         q = await library()
         svc = progress_service.service(q)
+        await svc.flush()  # the library's own Train is written
         svc._unseen = [{"code": "shown-once"}]
         gate, checking = asyncio.Event(), asyncio.Event()
 
@@ -246,3 +247,35 @@ def test_a_badge_shown_once_is_not_shown_again():
     first, second = run(go())
     assert [b["code"] for b in first][:1] == ["shown-once"] and "shown-once" not in [b["code"] for b in second]
     assert "new-one" in [b["code"] for b in second]
+
+
+def test_a_burst_of_actions_is_written_in_one_commit_and_checked_for_badges_once():
+    # A Train of 5,000 small files emits 5,000 "source_added": written one commit each (and
+    # the badges evaluated after each), they held the next call for a minute in the page.
+    from quire.services import progress as progress_service
+
+    async def go():
+        q = await library()
+        svc = progress_service.service(q)
+        await svc.flush()
+        commits, checks, orig_commit, orig_check = [], [], q.store.commit, svc.check
+
+        async def counted_commit(puts=(), deletes=()):
+            puts = list(puts)
+            commits.append(len(puts))
+            await orig_commit(puts, deletes)
+
+        async def counted_check(*a, **kw):
+            checks.append(1)
+            return await orig_check(*a, **kw)
+        q.store.commit, svc.check = counted_commit, counted_check
+        for i in range(1000):
+            q.events.emit({"kind": "source_added", "item": f"note-{i}.txt"})
+        q.events.emit({"kind": "chat", "scoped": False, "sources": [], "text": "x"})
+        await svc.flush()
+        stored = await q.store.all("progress")
+        return commits, checks, sum(1 for k, v in stored.items() if k.startswith("ev:") and v["kind"] == "source_added")
+    commits, checks, added = run(go())
+    assert added >= 1000
+    assert sum(1 for n in commits if n >= 1000) == 1 and len(commits) <= 2, commits  # events in one, badges maybe one more
+    assert len(checks) == 1

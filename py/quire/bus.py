@@ -71,10 +71,6 @@ class EventBus:
         if not task.cancelled() and task.exception() is not None:
             log.error("event subscriber failed", exc_info=task.exception())
 
-    def pending(self, fn: Callable) -> int:
-        """How many of ``fn``'s tasks have not finished (a running task counts itself)."""
-        return sum(1 for task, sub in list(self._pending.items()) if sub == fn and not task.done())
-
     async def drain(self) -> None:
         """Wait until every subscriber task started so far has finished."""
         while self._pending:

@@ -126,6 +126,8 @@ class ProgressService:
         self._unseen: list[dict] = []  # awards from actions on the engine's bus, until the page asks
         self._defs_cache: tuple[tuple, list[dict]] | None = None
         self._checking = asyncio.Lock()  # two checks at once would award the same badge twice
+        self._queued: list[dict] = []  # actions from the bus not yet written
+        self._writing = False  # a writer task is draining ``_queued``
 
     @property
     def store(self):
@@ -168,9 +170,25 @@ class ProgressService:
     # -- events ---------------------------------------------------------
     async def record(self, event: dict, tz=None, *, evaluate: bool = True) -> dict:
         """Store one action and (unless ``evaluate`` is false) evaluate badges; never raises."""
+        result = await self._write([event], tz)
+        if not result["recorded"]:
+            return result
+        awarded = await self._safe_check(result["events"][0]["t"]) if evaluate else []
+        return {"recorded": True, "awarded": awarded, "event": result["events"][0]}
+
+    async def _write(self, events: list[dict], tz=None) -> dict:
+        """Store actions in one commit; ``{"recorded", "events"}`` or the error, never raises.
+        In a burst, an action that does not check out is logged and left out, not the rest."""
+        es = []
+        for event in events:
+            try:
+                es.append(normalise(event, now_ms()))
+            except Exception as exc:
+                log.warning("progress not recorded: %s", exc)
+                if len(events) == 1:
+                    return {"recorded": False, "awarded": [], "error": str(exc)}
         try:
-            e = normalise(event, now_ms())
-            puts = [("progress", f"{EVENT_PREFIX}{e['t']:013d}:{secrets.token_hex(4)}", e)]
+            puts = [("progress", f"{EVENT_PREFIX}{e['t']:013d}:{secrets.token_hex(4)}", e) for e in es]
             if tz is not None:
                 puts.append(("progress", TZ_KEY, tz))
             await self.store.commit(puts)
@@ -181,8 +199,7 @@ class ProgressService:
         except Exception as exc:
             log.warning("progress not recorded: %s", exc)
             return {"recorded": False, "awarded": [], "error": str(exc)}
-        awarded = await self._safe_check(e["t"]) if evaluate else []
-        return {"recorded": True, "awarded": awarded, "event": e}
+        return {"recorded": True, "events": es}
 
     async def _safe_check(self, t: int) -> list[dict]:
         try:
@@ -191,15 +208,31 @@ class ProgressService:
             log.warning("badges not evaluated: %s", exc)
             return []
 
-    async def on_action(self, event: dict) -> None:
-        """The engine bus's subscriber (the bus runs it as a task).
+    def on_action(self, event: dict):
+        """The engine bus's subscriber: queue the action; the first of a burst returns the
+        writer (the bus runs it as a task).
 
-        Evaluating badges reads the whole log, so a burst of actions (a thousand reviews
-        in a script) is evaluated once, by the last of them, not once per action."""
-        result = await self.record(event, evaluate=False)
-        if self.engine.events.pending(self.on_action) <= 1:  # only this one is still running
-            earned = await self._safe_check((result.get("event") or {}).get("t", 0))
-            self._unseen = self._unseen + earned  # not `+=`: news() may have taken the list during the await
+        A burst of actions (5,000 sources added by one Train, a thousand reviews in a script)
+        is written in a commit per round and its badges evaluated once, not once per action:
+        one commit each had kept the next call waiting for a minute after a big Train."""
+        self._queued.append(event)
+        if self._writing:
+            return None
+        self._writing = True
+        return self._drain_queue()
+
+    async def _drain_queue(self) -> None:
+        try:
+            while self._queued:  # actions arriving during the badge check start another round
+                t = 0
+                while self._queued:
+                    batch, self._queued = self._queued, []
+                    written = await self._write(batch)
+                    t = max([t] + [e["t"] for e in written.get("events", [])])
+                earned = await self._safe_check(t)
+                self._unseen = self._unseen + earned  # not `+=`: news() may have taken the list during the await
+        finally:
+            self._writing = False
 
     async def flush(self) -> None:
         """Wait for actions still being recorded, so what is read next includes them."""
