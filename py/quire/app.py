@@ -67,6 +67,10 @@ class Quire:
         """Add a file to the staging area; nothing is searchable until ``train()``."""
         return await self.library.stage(name, data, category=category, language=language)
 
+    async def stage_many(self, files, category: str | None = None, language: str | None = None) -> list[dict]:
+        """``stage`` for ``[(name, data), ...]`` in one commit (a folder of notes, a batch at a time)."""
+        return await self.library.stage_many(files, category=category, language=language)
+
     async def stage_text(self, name: str, text: str, category: str | None = None) -> dict:
         """Pasted text becomes a Markdown source (headings in it still become sections)."""
         name = name if "." in name else f"{name}.md"

@@ -32,6 +32,7 @@ from quire.extract import MAX_BYTES
 from quire import ocr as ocr_pages
 from quire import originals
 from quire.retrieval.index import HybridIndex
+from quire.source_table import SourceTable
 from quire.store import StoreFullError, full_message
 from quire.library_index import StoredIndex
 from quire.model import location_label
@@ -59,7 +60,7 @@ class Library(StoredIndex, Training):
     def __init__(self, store, index: HybridIndex, sources: dict[str, dict], *,
                  chunk_size: int = 1000, overlap: int = 100, max_bytes: int = MAX_BYTES,
                  keep_originals: bool = True, recognise=None, ocr_language: str = "auto"):
-        self.store, self.index, self._sources = store, index, sources
+        self.store, self.index, self._sources = store, index, sources  # a SourceTable (the setter makes one)
         self.recognise = recognise  # the OCR engine (quire.ocr.Recognise), or None: scans stay "needs OCR"
         self.ocr_language = ocr_language
         self.chunk_size, self.overlap, self.max_bytes = chunk_size, overlap, max_bytes
@@ -75,6 +76,24 @@ class Library(StoredIndex, Training):
         self.defer_vectors = False  # open() leaves attaching the cached vectors for later (the tab)
         self._vectors_task = None
         self._vectors_pending = None  # (source ids, index) whose vectors no one has read yet
+
+    @property
+    def _sources(self) -> SourceTable:
+        return self._table
+
+    @_sources.setter
+    def _sources(self, records: dict[str, dict]) -> None:
+        self._table = records if isinstance(records, SourceTable) else SourceTable(records)
+
+    def sources_since(self, epoch: str | None = None, revision: int = 0) -> dict:
+        """What changed in the source list since ``(epoch, revision)``, for a caller keeping
+        its own copy: ``{"epoch", "revision", "changed", "removed"}``, with ``"all": true``
+        and every record in ``changed`` when it must start over."""
+        diff = self._table.since(epoch, revision)
+        if diff is None:
+            return {"epoch": self._table.epoch, "revision": self._table.revision, "all": True,
+                    "changed": list(self._table.values()), "removed": []}
+        return {**diff, "all": False}
 
     @classmethod
     async def open(cls, store, *, repair: str = "save", defer_vectors: bool = False, **options) -> "Library":
@@ -116,20 +135,50 @@ class Library(StoredIndex, Training):
                     language: str | None = None, force_ocr: bool = False, now: float | None = None) -> dict:
         """Record a file for the next Train.  Problems visible now (empty, too large,
         unsupported type) give a ``failed`` record with the reason; nothing else is lost."""
-        name = posixpath.basename(name.replace("\\", "/")) or "untitled"
-        digest = hashlib.sha256(data).hexdigest()
-        for s in self._sources.values():
-            if s.get("sha256") == digest and s["status"] == "staged":
-                return {**s, "note": "already staged"}
+        return (await self.stage_many([(name, data)], category=category, language=language,
+                                      force_ocr=force_ocr, now=now))[0]
+
+    async def stage_many(self, files, *, category: str | None = None, language: str | None = None,
+                         force_ocr: bool = False, now: float | None = None) -> list[dict]:
+        """``stage`` for ``[(name, data), ...]`` in one commit, a record each: a folder of
+        5,000 notes is a few transactions, not 5,000 (the caller bounds a batch's bytes).
+        A full disk stages none of the batch and says so."""
         if language is not None and language not in LANGUAGES:
             raise LibraryError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}")
-        staged_names = {s["name"] for s in self._sources.values() if s["status"] == "staged"}
+        added = now if now is not None else time.time()
+        staged = {s["sha256"]: s for s in self._sources.values() if s["status"] == "staged" and s.get("sha256")}
+        names = {s["name"] for s in self._sources.values() if s["status"] == "staged"}
+        records, fresh, puts = [], {}, []
+        for i, (name, data) in enumerate(files):
+            record = self._new_record(name, data, category, language, force_ocr, added, i, staged, names)
+            if record.get("note"):
+                records.append(record)
+                continue
+            if record["status"] == "staged":
+                if record["id"] in self._sources or record["id"] in fresh:  # identical content, already trained:
+                    record["id"] = f"{record['sha256'][:16]}-again"  # Train will skip it
+                staged[record["sha256"]] = record
+                names.add(record["name"])
+                puts += [("sources", record["id"], record), *originals.puts(record["id"], data)]
+            else:
+                puts.append(("sources", record["id"], record))
+            fresh[record["id"]] = record
+            records.append(record)
+        await self._commit(puts)
+        self._sources.update(fresh)
+        return records
+
+    def _new_record(self, name, data, category, language, force_ocr, added, i, staged, names) -> dict:
+        name = posixpath.basename(name.replace("\\", "/")) or "untitled"
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in staged:
+            return {**staged[digest], "note": "already staged"}
         record = {
-            "id": digest[:16], "name": _unique_name(name, staged_names), "original_name": name,
+            "id": digest[:16], "name": _unique_name(name, names), "original_name": name,
             "kind": None, "size": len(data), "sha256": digest, "category": (category or "").strip() or None,
             "language": language, "status": "staged", "error": None, "units": 0, "chunks": 0,
             "unit_label": None, "needs_ocr_pages": [], "ocr_pages": {}, "force_ocr": bool(force_ocr), "warnings": [],
-            "added": now if now is not None else time.time(), "trained": None,
+            "added": added, "trained": None,
         }
         if record["name"] != name:
             record["warnings"].append(f"another staged file is already called {name}; this one is {record['name']}")
@@ -142,14 +191,7 @@ class Library(StoredIndex, Training):
                 raise ExtractError(f"{name} is empty")
         except ExtractError as exc:
             record.update(status="failed", error=str(exc))
-            record["id"] = f"failed-{digest[:10]}-{int(record['added'] * 1000) % 10**6}"
-            await self._commit([("sources", record["id"], record)])
-            self._sources[record["id"]] = record
-            return record
-        if record["id"] in self._sources:  # identical content, already trained: Train will skip it
-            record["id"] = f"{digest[:16]}-again"
-        await self._commit([("sources", record["id"], record), *originals.puts(record["id"], data)])
-        self._sources[record["id"]] = record
+            record["id"] = f"failed-{digest[:10]}-{(int(added * 1000) + i) % 10**6}"
         return record
 
     async def reject(self, name: str, size: int, reason: str, now: float | None = None) -> dict:

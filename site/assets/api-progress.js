@@ -98,8 +98,8 @@
 
   // After actions that can earn a badge (Train, vault export, and chat/study methods of other services),
   // ask once for awards that happened in the engine.  Reads never trigger the check.
-  var QUIET = ['run', 'progress', 'progressNews', 'recordProgress', 'privacy', 'importVault', 'sources',
-    'categories', 'chunks', 'search', 'passage', 'usage', 'stage', 'stageText', 'reject', 'setCategory', 'remove',
+  var QUIET = ['run', 'progress', 'progressNews', 'recordProgress', 'privacy', 'importVault', 'sources', 'sourcesSince',
+    'categories', 'chunks', 'search', 'passage', 'usage', 'stage', 'stageMany', 'stageText', 'reject', 'setCategory', 'remove',
     'eraseAll', 'llmStatus', 'llmSettings', 'saveLlmSettings', 'pullModel'];
   var rawCall = q._call;
   var newsTimer = null;

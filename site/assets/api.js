@@ -64,19 +64,69 @@
     });
   }
 
-  /** stage(files | FileList | File | {name, text} | {name, data} | url, {category}) -> [source records] */
+  /* Files, {name, data} and {name, text} travel in batches: one call and one transaction for up
+   * to BATCH_FILES files or BATCH_BYTES bytes (a folder of 5,000 notes is 26 calls, not 5,000),
+   * a large file alone, so memory stays bounded. URLs and files over the limit go one by one. */
+  var BATCH_FILES = 200, BATCH_BYTES = 8 * 1024 * 1024;
+
+  function textName(name) { name = name || 'Pasted text'; return name.indexOf('.') < 0 ? name + '.md' : name; }
+
+  function batchable(item) {
+    if (isFile(item) || (item && typeof item.arrayBuffer === 'function' && item.name)) return item.size <= maxBytes();
+    if (item && typeof item.text === 'string') return true;
+    if (item && item.data) return (item.data.byteLength || item.data.length || 0) <= maxBytes();
+    return false;
+  }
+
+  function sizeOf(item) {
+    if (typeof item.text === 'string') return item.text.length * 3;
+    return item.size || (item.data && (item.data.byteLength || item.data.length)) || 0;
+  }
+
+  function bytesOf(item) {
+    if (typeof item.text === 'string') return Promise.resolve({ name: textName(item.name), bytes: new TextEncoder().encode(item.text) });
+    if (item.data) return Promise.resolve({ name: item.name, bytes: item.data instanceof Uint8Array ? item.data : new Uint8Array(item.data) });
+    return item.arrayBuffer().then(function (buf) { return { name: item.webkitRelativePath || item.name, bytes: new Uint8Array(buf) }; });
+  }
+
+  function stageBatch(group, category) {
+    return Promise.all(group.map(bytesOf)).then(function (files) {
+      var total = files.reduce(function (n, f) { return n + f.bytes.length; }, 0);
+      var payload = new Uint8Array(total), at = 0;
+      files.forEach(function (f) { payload.set(f.bytes, at); at += f.bytes.length; });
+      return q._call('stageMany', [files.map(function (f) { return [f.name, f.bytes.length]; }), category, null, maxBytes()],
+        { payload: payload });
+    });
+  }
+
+  /** stage(files | FileList | File | {name, text} | {name, data} | url, {category, onProgress}) -> [source records]
+   * onProgress({done, total}) follows a large folder. */
   q.stage = function (input, opts) {
     opts = opts || {};
     var items = input && typeof input.length === 'number' && typeof input !== 'string' ? Array.prototype.slice.call(input) : [input];
-    var out = [];
-    // One file at a time: bounded memory even for a folder of large PDFs.
-    return items.reduce(function (chain, item) {
-      return chain.then(function () {
-        return stageOne(item, opts).then(function (rec) { out.push(rec); });
-      });
-    }, Promise.resolve()).then(function () {
+    var out = [], i = 0, category = opts.category || null;
+    function step(records, n) {
+      out.push.apply(out, records);
+      if (opts.onProgress) opts.onProgress({ done: out.length, total: items.length });
+      return next();
+    }
+    function next() {
+      if (i >= items.length) return Promise.resolve();
+      if (!batchable(items[i])) return stageOne(items[i++], opts).then(function (rec) { return step([rec]); });
+      var group = [], bytes = 0;
+      while (i < items.length && batchable(items[i]) && group.length < BATCH_FILES &&
+             (!group.length || bytes + sizeOf(items[i]) <= BATCH_BYTES)) {
+        bytes += sizeOf(items[i]);
+        group.push(items[i++]);
+      }
+      return stageBatch(group, category).then(step);
+    }
+    return next().then(function () {
       document.dispatchEvent(new CustomEvent('quire:library-changed'));
       return out;
+    }, function (err) {
+      if (out.length) document.dispatchEvent(new CustomEvent('quire:library-changed'));  // the batches before stay staged
+      throw err;
     });
   };
 
@@ -91,26 +141,43 @@
     });
   };
 
-  /* Every view asks for the sources when the engine is ready and after each change: calls
-   * made while one is on its way share its answer (each caller gets its own copy). */
-  // Any other call (a change among them) or a change from another tab ends the sharing.
-  var shared = {}, baseCall = q._call;
+  /* Every view asks for the sources when the engine is ready and after each change. The page
+   * keeps one copy of the list and asks the engine only for what changed since (sourcesSince):
+   * 5,000 notes are 2.5 MB of JSON, and each view used to get all of it after every change.
+   * Calls made while one is on its way share its answer; any other call (a change among them)
+   * or a change from another tab ends the sharing. Records are frozen: the copy is shared. */
+  var shared = {}, baseCall = q._call, copy = { epoch: null, revision: 0, byId: {}, list: [] };
   q._call = function (method) {
-    if (method !== 'sources' && method !== 'categories') shared = {};
+    if (method !== 'sourcesSince' && method !== 'categories') shared = {};
     return baseCall.apply(this, arguments);
   };
   document.addEventListener('quire:library-changed', function () { shared = {}; });
-  function once(method) {
+  function once(method, call) {
     var p = shared[method];
     if (!p) {
       var mine = shared, done = function () { if (mine[method] === p) delete mine[method]; };
-      p = mine[method] = q._call(method);
+      p = mine[method] = call();
       p.then(done, done);
     }
-    return p.then(function (v) { return typeof structuredClone === 'function' ? structuredClone(v) : JSON.parse(JSON.stringify(v)); });
+    return p;
   }
-  q.sources = function () { return once('sources'); };
-  q.categories = function () { return once('categories'); };
+  function bySourceOrder(a, b) { return a.added - b.added || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0); }
+  function syncSources() {
+    return q._call('sourcesSince', [copy.epoch, copy.revision]).then(function (d) {
+      if (d.epoch === copy.epoch && d.revision < copy.revision) return copy.list;  // an older answer, overtaken
+      if (d.all) copy.byId = {};
+      d.removed.forEach(function (id) { delete copy.byId[id]; });
+      d.changed.forEach(function (s) { copy.byId[s.id] = Object.freeze(s); });
+      if (d.all || d.changed.length || d.removed.length) copy.list = Object.keys(copy.byId).map(function (id) { return copy.byId[id]; }).sort(bySourceOrder);
+      copy.epoch = d.epoch;
+      copy.revision = d.revision;
+      return copy.list;
+    });
+  }
+  q.sources = function () { return once('sources', syncSources).then(function (list) { return list.slice(); }); };
+  q.categories = function () {
+    return once('categories', function () { return q._call('categories'); }).then(function (v) { return v.slice(); });
+  };
 
   // The storage figure follows every change of what is stored (stage, Train, remove, erase, import).
   document.addEventListener('quire:library-changed', function () { if (q.refreshStorage) q.refreshStorage(); });

@@ -15,7 +15,7 @@
   var imageDynlibs = [];  // the boot images' shared libraries, relative to site-packages
 
   // Read-only calls that need none of the wheels installed after ready (pypdf, fsrs).
-  var QUICK = { search: 1, passage: 1, sources: 1, categories: 1, chunks: 1, usage: 1, librarySettings: 1,
+  var QUICK = { search: 1, passage: 1, sources: 1, sourcesSince: 1, categories: 1, chunks: 1, usage: 1, librarySettings: 1,
     llmSettings: 1, llmStatus: 1, embeddingStatus: 1, storageWatch: 1 };
   function needLibraries() {
     if (!libraries) {

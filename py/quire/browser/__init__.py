@@ -43,7 +43,7 @@ _cancelled: set[int] = set()
 #   "shared" - read many things consistently (no write may land in between).
 # Chat, study and progress writes touch only their own records and are not queued.
 WRITES = {name: "wait" for name in (
-    "stage", "stageText", "reject", "train", "setCategory", "remove", "setForceOcr", "setOcrLanguage",
+    "stage", "stageMany", "stageText", "reject", "train", "setCategory", "remove", "setForceOcr", "setOcrLanguage",
     "setLanguage", "setKeepOriginals", "embed", "studyImport", "repairIndex", "mergeIndex")}
 WRITES |= {"eraseAll": "cancel", "importVault": "cancel", "reloadLibrary": "shared"}
 

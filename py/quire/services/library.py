@@ -13,12 +13,28 @@ async def _stage(engine, ctx, name, category=None, language=None, max_bytes=None
     return await engine.stage(name, ctx.payload, category=category, language=language)
 
 
+async def _stage_many(engine, ctx, sizes, category=None, language=None, max_bytes=None):
+    """Files sent as one payload, cut by ``sizes`` (``[[name, bytes], ...]``): one call and
+    one commit for a batch of a folder instead of one each."""
+    if max_bytes:
+        engine.library.max_bytes = int(max_bytes)
+    data, files, at = ctx.payload or b"", [], 0
+    if sum(int(n) for _, n in sizes) != len(data):
+        raise ValueError(f"stageMany: the sizes add up to {sum(int(n) for _, n in sizes)} bytes, the payload has {len(data)}")
+    for name, n in sizes:
+        files.append((name, data[at:at + int(n)]))
+        at += int(n)
+    return await engine.stage_many(files, category=category, language=language)
+
+
 METHODS = {
     "stage": _stage,
+    "stageMany": _stage_many,
     "stageText": lambda engine, ctx, name, text, category=None: engine.stage_text(name, text, category),
     "reject": lambda engine, ctx, name, size, reason: engine.reject(name, size, reason),
     "train": _train,
     "sources": lambda engine, ctx: engine.sources(),
+    "sourcesSince": lambda engine, ctx, epoch=None, revision=0: engine.library.sources_since(epoch, revision),
     "categories": lambda engine, ctx: engine.categories(),
     "setCategory": lambda engine, ctx, source_id, category: engine.set_category(source_id, category),
     "remove": lambda engine, ctx, source_id: engine.remove(source_id),

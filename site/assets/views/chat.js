@@ -51,7 +51,7 @@
 
     el.messages.addEventListener('click', onCite);
     document.addEventListener('quire:llm-status', function (e) { state.llm = e.detail; renderConnection(); });
-    document.addEventListener('quire:library-changed', loadScopes);
+    document.addEventListener('quire:library-changed', function () { if (QuireUI.shown(el.messages)) loadScopes(); });
     document.addEventListener('quire:erased', erased);
   }
 

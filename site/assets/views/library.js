@@ -4,7 +4,7 @@
   var h = QuireUI.h;
   var t = QuireUI.t;
   var q = self.quire;
-  var root, list, trainBtn, trainBox, summary, categoryInput, datalist, welcomeBox;
+  var root, list, trainBtn, trainBox, summary, categoryInput, datalist, welcomeBox, stageNote, tools;
   var training = null;
 
   function init(el) {
@@ -30,6 +30,8 @@
     trainBox = h('div', { class: 'train-box', testid: 'train-progress', hidden: true });
     list = h('div', { testid: 'source-list', class: 'source-list' });
     welcomeBox = h('div', { class: 'welcome-box' });
+    stageNote = h('p', { class: 'muted stage-progress', role: 'status', testid: 'stage-progress', hidden: true });
+    tableTools();
 
     root.append(
       h('div', { class: 'view-head' }, h('h2', null, t('Library')), summary, h('span', { class: 'spacer' }), trainBtn),
@@ -49,13 +51,17 @@
             } }, t('Add text'))),
           h('div', { class: 'url' }, urlInput, h('button', { type: 'button', testid: 'url-add', onclick: function () {
             if (urlInput.value.trim()) add([urlInput.value.trim()]);
-          } }, t('Add page'))))),
+          } }, t('Add page')))),
+        stageNote),
       trainBox,
+      tools,
       list,
       h('div', { class: 'danger-zone' }, h('button', { type: 'button', class: 'danger', testid: 'erase-all', onclick: confirmErase }, t('Erase all knowledge…'))));
-    document.addEventListener('quire:library-changed', refresh);
-    document.addEventListener('quire:sample-changed', refresh);
-    document.addEventListener('quire:ready', refresh);
+    // Hidden, the view does not rebuild after every change: show() does it when it is opened.
+    var ifShown = function () { if (QuireUI.shown(root)) refresh(); };
+    document.addEventListener('quire:library-changed', ifShown);
+    document.addEventListener('quire:sample-changed', ifShown);
+    document.addEventListener('quire:ready', ifShown);
     document.addEventListener('quire:erased', function () { if (!training) { QuireUI.clear(trainBox); trainBox.hidden = true; } });
   }
 
@@ -86,8 +92,14 @@
     items = Array.prototype.slice.call(items || []);
     if (!items.length) return Promise.resolve([]);
     var note = QuireUI.toast(t('Adding {items}…', { items: QuireUI.plural(items.length, 'item') }));
-    return q.stage(items, { category: categoryInput.value.trim() || null }).then(function (records) {
-      note.remove();
+    // A folder of thousands of notes takes a while: the card says how far it is.
+    function progress(p) {
+      stageNote.hidden = p.done >= p.total;
+      stageNote.textContent = t('Adding {done} of {total}…', { done: QuireI18n.number(p.done), total: QuireI18n.number(p.total) });
+    }
+    var done = function () { note.remove(); stageNote.hidden = true; };
+    return q.stage(items, { category: categoryInput.value.trim() || null, onProgress: progress }).then(function (records) {
+      done();
       var failed = records.filter(function (r) { return r.status === 'failed'; });
       var again = records.filter(function (r) { return r.note; });
       var msg = t('{n} staged. Press Train to add them to what Quire knows.', { n: records.length - failed.length });
@@ -95,7 +107,7 @@
       QuireUI.toast(msg);
       failed.forEach(function (r) { QuireUI.toast(r.name + ': ' + QuireI18n.engine(r.error), 'error'); });
       return records;
-    }, function (err) { note.remove(); QuireUI.toast(err.message, 'error'); });
+    }, function (err) { done(); QuireUI.toast(err.message, 'error'); });
   }
 
   function refresh() {
@@ -145,8 +157,60 @@
         onclick: function () { remove(s); } }, QuireIcons.svg('close'))));
   }
 
+  /* The table of sources. A library of thousands of notes can be filtered and sorted, and past
+   * WINDOW_FROM rows only the rows in sight (and OVERSCAN either side) are in the page: 20,000
+   * rows built at once froze it for seconds, and every change rebuilt them all. */
+  var WINDOW_FROM = 300, OVERSCAN = 15, TOOLS_FROM = 10;
+  var table = { all: [], sorted: null, shown: [], sort: 'added', filter: '', rowHeight: 48, painted: null };
+  var filterInput, sortSelect, countNote;
+  var SORTS = {
+    added: function (a, b) { return a.added - b.added || cmp(a._key, b._key); },
+    newest: function (a, b) { return b.added - a.added || cmp(a._key, b._key); },
+    name: function (a, b) { return cmp(a._key, b._key) || a.added - b.added; },
+    category: function (a, b) { return cmp(a._cat, b._cat) || cmp(a._key, b._key); },
+    status: function (a, b) { return cmp(a.status, b.status) || cmp(a._key, b._key); }
+  };
+  function cmp(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+
+  function tableTools() {
+    filterInput = h('input', { type: 'search', testid: 'source-filter', placeholder: t('Filter by name, category or status'), 'aria-label': t('Filter sources'),
+      oninput: function () { table.filter = filterInput.value; draw(); } });
+    sortSelect = h('select', { testid: 'source-sort', 'aria-label': t('Sort sources by'), onchange: function () { table.sort = sortSelect.value; table.sorted = null; draw(); } },
+      h('option', { value: 'added' }, t('Added (oldest first)')), h('option', { value: 'newest' }, t('Added (newest first)')),
+      h('option', { value: 'name' }, t('Name')), h('option', { value: 'category' }, t('Category')), h('option', { value: 'status' }, t('Status')));
+    countNote = h('span', { class: 'muted', testid: 'source-count', role: 'status' });
+    tools = h('div', { class: 'add-row table-tools', hidden: true }, filterInput, h('label', { class: 'inline' }, t('Sort') + ' ', sortSelect), countNote);
+  }
+
   function render(sources, categories) {
-    var token = ++renderToken;  // a newer render stops this one's remaining batches
+    QuireUI.clear(datalist);
+    categories.forEach(function (c) { datalist.appendChild(h('option', { value: c })); });
+    var pending = 0, trained = 0, passages = 0;
+    sources.forEach(function (s) {
+      if (s.status === 'staged') pending++;
+      if (s.status === 'trained') { trained++; passages += s.chunks; }
+    });
+    trainBtn.hidden = !pending || !!training;
+    trainBtn.textContent = t('Train {sources}', { sources: QuireUI.plural(pending, 'staged source') });
+    summary.textContent = t('{n} trained', { n: trained }) + ' · ' + QuireUI.plural(passages, 'passage') +
+      (pending ? ' · ' + t('{n} waiting for Train', { n: pending }) : '');
+    // Sort keys once per list (records are shared and frozen: the keys live beside them).
+    table.all = sources.map(function (s) { return { s: s, added: s.added, status: s.status, _key: String(s.name).toLowerCase(), _cat: s.category ? String(s.category).toLowerCase() : '\uffff' }; });  // no category: last
+    table.sorted = null;
+    tools.hidden = sources.length <= TOOLS_FROM && !table.filter;
+    draw();
+  }
+
+  function matches(row, words) {
+    for (var i = 0; i < words.length; i++) {
+      var w = words[i];
+      if (row._key.indexOf(w) < 0 && row._cat.indexOf(w) < 0 && row.status.indexOf(w) < 0 && (STATUS[row.status] || '').toLowerCase().indexOf(w) < 0) return false;
+    }
+    return true;
+  }
+
+  function draw() {
+    var token = ++renderToken;  // a newer draw stops this one's remaining batches
     // A category being typed survives the rebuild (a Train ending, another row's change).
     var active = document.activeElement, editing = null;
     if (active && active.classList && active.classList.contains('cat') && list.contains(active)) {
@@ -154,49 +218,95 @@
       editing = row && { id: row.dataset.id, value: active.value, start: active.selectionStart, end: active.selectionEnd };
       active.dataset.replaced = '1';  // its removal blurs it: that is not the user's change
     }
-    QuireUI.clear(datalist);
-    categories.forEach(function (c) { datalist.appendChild(h('option', { value: c })); });
-    var pending = sources.filter(function (s) { return s.status === 'staged'; }).length;
-    var trained = sources.filter(function (s) { return s.status === 'trained'; });
-    trainBtn.hidden = !pending || !!training;
-    trainBtn.textContent = t('Train {sources}', { sources: QuireUI.plural(pending, 'staged source') });
-    summary.textContent = t('{n} trained', { n: trained.length }) + ' · ' + QuireUI.plural(trained.reduce(function (n, s) { return n + s.chunks; }, 0), 'passage') +
-      (pending ? ' · ' + t('{n} waiting for Train', { n: pending }) : '');
+    if (!table.sorted) table.sorted = table.all.slice().sort(SORTS[table.sort] || SORTS.added);
+    var words = table.filter.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    table.shown = words.length ? table.sorted.filter(function (r) { return matches(r, words); }) : table.sorted;
+    countNote.textContent = words.length ? t('{shown} of {total} shown', { shown: QuireI18n.number(table.shown.length), total: QuireI18n.number(table.all.length) }) : '';
     QuireUI.clear(list);
-    if (!sources.length) {
+    table.painted = null;
+    if (!table.all.length) {
       QuireUI.fill(welcomeBox, QuireWelcome.welcome());
       list.appendChild(h('p', { class: 'empty', testid: 'library-empty' }, t('Nothing here yet. Add documents above; Quire keeps them in this browser only.')));
       return;
     }
+    if (!table.shown.length) {
+      list.appendChild(h('p', { class: 'empty', testid: 'filter-empty' }, t('No source matches “{filter}”.', { filter: table.filter.trim() })));
+      return;
+    }
     // On a phone each row becomes a stacked card; data-label names each cell there (quire.css).
     var COLS = [t('Name'), t('File'), t('Parts'), t('Passages'), t('Category'), t('Language'), t('Status'), t('Added'), t('Actions')];
-    var table = h('table', { class: 'sources library-table', testid: 'source-table' },
+    var el = h('table', { class: 'sources library-table', testid: 'source-table' },
       h('thead', null, h('tr', null, COLS.map(function (c, i) { return h('th', { scope: 'col', class: i === COLS.length - 1 ? 'visually-hidden-th' : null }, c); }))));
     var body = h('tbody');
-    table.appendChild(body);
-    list.appendChild(table);
+    el.appendChild(body);
+    var restore = function () {
+      var back = editing && body.querySelector('[data-testid="source-row"][data-id="' + CSS.escape(editing.id) + '"] input.cat');
+      if (!back) return;
+      back.value = editing.value;
+      back.focus();
+      try { back.setSelectionRange(editing.start, editing.end); } catch (e) { /* not a text field after all */ }
+      editing = null;
+    };
+    if (table.shown.length > WINDOW_FROM) {
+      windowed(el, body, COLS, restore, token);
+      return;
+    }
+    list.appendChild(el);
     // A thousand rows at once froze the page for seconds: the first ones now, the rest in
     // batches between the page's other work (the list is aria-busy until all are in).
+    var rows = table.shown;
     (function more(from) {
       if (token !== renderToken) return;
-      var rows = document.createDocumentFragment();
-      sources.slice(from, from + ROW_BATCH).forEach(function (s) { rows.appendChild(sourceRow(s, COLS)); });
-      body.appendChild(rows);
-      var back = editing && body.querySelector('[data-testid="source-row"][data-id="' + CSS.escape(editing.id) + '"] input.cat');
-      if (back) {
-        back.value = editing.value;
-        back.focus();
-        try { back.setSelectionRange(editing.start, editing.end); } catch (e) { /* not a text field after all */ }
-        editing = null;
-      }
-      if (from + ROW_BATCH < sources.length) {
+      var frag = document.createDocumentFragment();
+      rows.slice(from, from + ROW_BATCH).forEach(function (r) { frag.appendChild(sourceRow(r.s, COLS)); });
+      body.appendChild(frag);
+      restore();
+      if (from + ROW_BATCH < rows.length) {
         list.setAttribute('aria-busy', 'true');
         setTimeout(function () { more(from + ROW_BATCH); }, 0);
       } else {
         list.removeAttribute('aria-busy');
-        showSample(sources, token);
+        showSample(table.all.map(function (r) { return r.s; }), token);
       }
     })(0);
+  }
+
+  /* Only the rows in sight: spacer rows above and below keep the scroll bar true to the whole list. */
+  function windowed(el, body, COLS, restore, token) {
+    var scroller = h('div', { class: 'source-scroll', testid: 'source-scroll', tabindex: '0', role: 'region', 'aria-label': t('Sources ({n})', { n: QuireI18n.number(table.shown.length) }) }, el);
+    el.setAttribute('aria-rowcount', String(table.shown.length + 1));
+    var top = h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: String(COLS.length) }));
+    var bottom = h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: String(COLS.length) }));
+    list.appendChild(scroller);
+    var pending = false;
+    function paint() {
+      pending = false;
+      if (token !== renderToken) return;
+      var rows = table.shown, height = table.rowHeight;
+      var first = Math.max(0, Math.floor(scroller.scrollTop / height) - OVERSCAN);
+      var last = Math.min(rows.length, first + Math.ceil((scroller.clientHeight || 600) / height) + 2 * OVERSCAN);
+      if (table.painted && table.painted[0] === first && table.painted[1] === last) return;
+      table.painted = [first, last];
+      var frag = document.createDocumentFragment();
+      frag.appendChild(top);
+      for (var i = first; i < last; i++) {
+        var tr = sourceRow(rows[i].s, COLS);
+        tr.setAttribute('aria-rowindex', String(i + 2));
+        frag.appendChild(tr);
+      }
+      frag.appendChild(bottom);
+      QuireUI.clear(body).appendChild(frag);
+      top.firstChild.style.height = (first * height) + 'px';
+      bottom.firstChild.style.height = ((rows.length - last) * height) + 'px';
+      restore();
+      // Rows are as tall as they render (a warning line, a phone's cards): measure, and paint again if the guess was off.
+      var drawn = last - first, real = drawn ? (body.offsetHeight - top.offsetHeight - bottom.offsetHeight) / drawn : height;
+      if (real > 4 && Math.abs(real - height) > 2) { table.rowHeight = real; table.painted = null; schedule(); }
+    }
+    function schedule() { if (!pending) { pending = true; requestAnimationFrame(paint); } }
+    scroller.addEventListener('scroll', schedule, { passive: true });
+    paint();
+    showSample(table.all.map(function (r) { return r.s; }), token);
   }
 
   /* While the sample library is in, its card suggests what to try, and its rows say "Sample". */
@@ -240,6 +350,8 @@
   var STAGE_TEXT = { ocr: t('reading scanned pages'), embed: t('adding meaning vectors'), extract: t('reading'), chunk: t('cutting into passages'), chunked: t('done'), failed: t('failed'), skip: t('already known, skipped'), index: t('indexing'), save: t('saving'), done: t('finished'),
     waiting: t('waiting for the change running in this tab'), 'waiting-other-tab': t('training in another tab; this Train starts when it is done') };
 
+  var TRAIN_ROWS = 50;
+
   function train() {
     if (training) return;
     var controller = new AbortController();
@@ -255,6 +367,15 @@
       heading.textContent = title;
       cancel.replaceWith(h('button', { type: 'button', testid: 'train-close', onclick: function () { QuireUI.clear(trainBox); trainBox.hidden = true; } }, t('Close')));
     };
+    // A Train of thousands of notes lists the latest files and every failure, not a row per file.
+    function trimFiles() {
+      while (files.children.length > TRAIN_ROWS) {
+        var old = files.querySelector('li:not(.failed)');
+        if (!old) return;
+        delete rows[old.dataset.file];
+        old.remove();
+      }
+    }
     trainBox.hidden = false;
     trainBtn.hidden = true;
     training = q.train({ signal: controller.signal, onProgress: function (e) {
@@ -277,7 +398,7 @@
         return;
       }
       if (e.file) {
-        if (!rows[e.file]) { rows[e.file] = h('li'); files.appendChild(rows[e.file]); }
+        if (!rows[e.file]) { rows[e.file] = h('li', { dataset: { file: e.file } }); files.appendChild(rows[e.file]); trimFiles(); }
         rows[e.file].textContent = e.file + ' — ' + (STAGE_TEXT[e.stage] || e.stage) +
           (e.units ? ' (' + QuireUI.plural(e.units, 'part') + ')' : '') + (e.chunks ? ' · ' + QuireUI.plural(e.chunks, 'passage') : '') + (e.error ? ': ' + QuireI18n.engine(e.error) : '');
         rows[e.file].className = e.stage === 'failed' ? 'failed' : '';

@@ -19,8 +19,8 @@
     root.append(h('div', { class: 'view-head' }, h('h2', null, t('Search'))), meaning, form,
       h('label', { class: 'inline muted' }, inspectorToggle, ' ' + t('Show why each passage came up (inspector)')), note, results);
     inspectorToggle.addEventListener('change', function () { results.classList.toggle('inspect', inspectorToggle.checked); });
-    document.addEventListener('quire:library-changed', fillScopes);
-    document.addEventListener('quire:ready', fillScopes);
+    document.addEventListener('quire:library-changed', function () { if (QuireUI.shown(root)) fillScopes(); });
+    document.addEventListener('quire:ready', function () { if (QuireUI.shown(root)) fillScopes(); });
     document.addEventListener('quire:library-changed', meaningStatus);
     document.addEventListener('quire:llm-status', meaningStatus);
     document.addEventListener('quire:erased', function () {

@@ -74,7 +74,7 @@
       h('span', { class: 'muted small' }, t('Every item links back to the passage it came from.'))), ui.home, ui.player);
     chooseTool('quiz');
     document.addEventListener('quire:ready', refresh);
-    document.addEventListener('quire:library-changed', function () { if (q.status().stage === 'ready') fillScopes(); });
+    document.addEventListener('quire:library-changed', function () { if (q.status().stage === 'ready' && QuireUI.shown(root)) fillScopes(); });
     document.addEventListener('quire:llm-status', function (e) { aiNote(e.detail); });
     // The welcome card's "take a quiz" opens the set it just made.
     document.addEventListener('quire:open-set', function (e) { openSet(e.detail.id); });
