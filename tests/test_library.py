@@ -276,3 +276,68 @@ def test_turning_off_originals_frees_them_and_later_trains_keep_none():
         again = await open_quire(store)  # the choice persists
         assert again.library.keep_originals is False
     run(go())
+
+
+def test_a_folder_of_many_notes_stages_in_one_commit_and_trains_with_steady_progress():
+    # 5,000 notes staged one commit each, and a Train reporting three steps per note, kept the
+    # tab busy for minutes; a batch is one commit now, and past 50 files a note's own steps
+    # are reported a few times a second.  Failures and the Train's stages are never dropped.
+    async def go():
+        q = await open_quire()
+        commits = []
+        orig = q.store.commit
+
+        async def counted(puts=(), deletes=()):
+            commits.append(1)
+            await orig(puts, deletes)
+        q.store.commit = counted
+        notes = [(f"note-{i}.md", f"# Note {i}\nGneiss and basalt, marker{i}.".encode()) for i in range(300)]
+        notes += [("empty.txt", b""), (notes[0][0], notes[0][1])]  # one refused, one already staged
+        records = await q.stage_many(notes)
+        staged_commits = len(commits)
+        reads, get, get_many = [], q.store.get, q.store.get_many
+
+        async def one(bucket, key, default=None):
+            reads.append((bucket, 1))
+            return await get(bucket, key, default)
+
+        async def many(bucket, keys):
+            reads.append((bucket, len(keys)))
+            return await get_many(bucket, keys)
+        q.store.get, q.store.get_many = one, many
+        events = []
+        counts = await q.train(progress=events.append)
+        hits = await q.search("marker217")
+        return records, staged_commits, events, counts, hits, [n for b, n in reads if b == "originals"]
+    records, staged_commits, events, counts, hits, reads = run(go())
+    assert staged_commits == 1
+    assert reads == [200, 100], reads  # the originals in two reads, not 300
+    assert [r["status"] for r in records[-2:]] == ["failed", "staged"] and records[-1].get("note") == "already staged"
+    assert counts["added"] == 300 and hits[0]["source"] == "note-217.md"
+    steps = [e for e in events if e.get("stage") in ("extract", "chunk", "chunked")]
+    assert 0 < len(steps) < 300, len(steps)  # three per note before
+    assert [e["stage"] for e in events if e.get("stage") in ("index", "save", "done")] == ["index", "save", "done"]
+
+
+def test_a_few_files_report_every_step():
+    async def go():
+        q = await open_quire()
+        for i in range(3):
+            await q.stage_text(f"n{i}", f"Note {i} about basalt.")
+        events = []
+        await q.train(progress=events.append)
+        return events
+    events = run(go())
+    assert [e["stage"] for e in events if e.get("file") == "n1.md"] == ["extract", "chunk", "chunked"]
+
+
+def test_get_many_reads_the_keys_that_exist_in_every_store(tmp_path):
+    # More keys than SQLite binds in one statement; missing keys are left out, values kept as stored.
+    async def go(store):
+        await store.commit([("originals", f"k{i}", bytes([i % 256]) * 3) for i in range(1200)] + [("sources", "s", {"a": 1})])
+        got = await store.get_many("originals", [f"k{i}" for i in range(0, 1300, 7)])
+        return got, await store.get_many("sources", ["s", "nope"])
+    for store in (MemoryStore(), SQLiteStore(tmp_path / "many.sqlite")):
+        got, json_values = run(go(store))
+        assert sorted(got) == sorted(f"k{i}" for i in range(0, 1200, 7))
+        assert got["k7"] == bytes([7]) * 3 and json_values == {"s": {"a": 1}}

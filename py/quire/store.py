@@ -113,6 +113,11 @@ class MemoryStore:
         _check_bucket(bucket)
         return copy.deepcopy(self.data[bucket])
 
+    async def get_many(self, bucket: str, keys: list[str]) -> dict[str, Any]:
+        """The values of those ``keys`` that exist (one read for many small files)."""
+        _check_bucket(bucket)
+        return {k: copy.deepcopy(self.data[bucket][k]) for k in keys if k in self.data[bucket]}
+
     async def keys(self, bucket: str) -> list[str]:
         _check_bucket(bucket)
         return sorted(self.data[bucket])
@@ -168,6 +173,17 @@ class SQLiteStore:
         _check_bucket(bucket)
         rows = self.db.execute("SELECT key, is_json, value FROM kv WHERE bucket=? ORDER BY key", (bucket,))
         return {k: self._decode(j, v) for k, j, v in rows}
+
+    async def get_many(self, bucket: str, keys: list[str]) -> dict[str, Any]:
+        """The values of those ``keys`` that exist (one read for many small files)."""
+        _check_bucket(bucket)
+        out = {}
+        for start in range(0, len(keys), 500):  # SQLite binds at most 999 values per statement
+            part = keys[start:start + 500]
+            rows = self.db.execute(f"SELECT key, is_json, value FROM kv WHERE bucket=? AND key IN ({','.join('?' * len(part))})",
+                                   (bucket, *part))
+            out.update({k: self._decode(j, v) for k, j, v in rows})
+        return out
 
     async def keys(self, bucket: str) -> list[str]:
         _check_bucket(bucket)

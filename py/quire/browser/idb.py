@@ -83,6 +83,12 @@ class IDBStore:
     async def get(self, bucket, key, default=None):
         return _from_js(await self._read(js.QuireStore.library.get(bucket, key)), default)
 
+    async def get_many(self, bucket, keys):
+        """The values of those ``keys`` that exist, read in one transaction."""
+        keys = list(keys)
+        values = await self._read(js.QuireStore.library.getMany(bucket, _to_js(keys)))
+        return {k: v for k, v in zip(keys, (_from_js(v) for v in values)) if v is not None}
+
     async def all(self, bucket):
         pairs = await self._read(js.QuireStore.library.all(bucket))
         return {str(k): _from_js(v) for k, v in pairs}

@@ -40,8 +40,8 @@ def detect_language(text: str, default: str = "other") -> str:
     if default not in LANGUAGES:
         raise ValueError(f"unknown language {default!r}; valid: {', '.join(LANGUAGES)}")
     words = _WORD.findall(text[:_SAMPLE_CHARS].lower())
-    en = sum(w in _EN for w in words)
-    de = sum(w in _DE for w in words)
+    en = sum(map(_EN.__contains__, words))
+    de = sum(map(_DE.__contains__, words))
     if not words or max(en, de) < _MIN_HITS or max(en, de) < _MIN_SHARE * len(words):
         return default
     if en > 1.5 * de:

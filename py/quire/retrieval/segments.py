@@ -122,7 +122,7 @@ def plan(index) -> Plan:
     if entries:
         gen = manifest["next"]
         codes = {e[0] for e in entries}
-        order = sorted(codes, key=lambda c: min(i for i, e in enumerate(entries) if e[0] == c))
+        order = list(dict.fromkeys(e[0] for e in entries))  # sources in the order of their first rows
         local = {c: i for i, c in enumerate(order)}
         lengths = np.concatenate([e[2] for e in entries])
         cols = np.concatenate([e[3] for e in entries])

@@ -278,7 +278,7 @@
     var top = h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: String(COLS.length) }));
     var bottom = h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: String(COLS.length) }));
     list.appendChild(scroller);
-    var pending = false;
+    var pending = false, measured = false, built = {};  // row index -> its row, for the rows in the page
     function paint() {
       pending = false;
       if (token !== renderToken) return;
@@ -287,19 +287,31 @@
       var last = Math.min(rows.length, first + Math.ceil((scroller.clientHeight || 600) / height) + 2 * OVERSCAN);
       if (table.painted && table.painted[0] === first && table.painted[1] === last) return;
       table.painted = [first, last];
-      var frag = document.createDocumentFragment();
-      frag.appendChild(top);
-      for (var i = first; i < last; i++) {
-        var tr = sourceRow(rows[i].s, COLS);
+      // Rows still in sight stay where they are (a screen's scroll builds a screen of rows, and
+      // a category being typed is not taken out of the page); the others go.
+      var keep = {}, i, tr, keptFrom = -1;
+      Object.keys(built).forEach(function (k) {
+        var n = Number(k);
+        if (n >= first && n < last) { keep[n] = built[n]; if (keptFrom < 0 || n < keptFrom) keptFrom = n; } else built[n].remove();
+      });
+      built = keep;
+      if (!top.parentNode) body.append(top, bottom);
+      var before = document.createDocumentFragment(), after = document.createDocumentFragment();
+      for (i = first; i < last; i++) {
+        if (built[i]) continue;
+        tr = built[i] = sourceRow(rows[i].s, COLS);
         tr.setAttribute('aria-rowindex', String(i + 2));
-        frag.appendChild(tr);
+        (keptFrom >= 0 && i < keptFrom ? before : after).appendChild(tr);
       }
-      frag.appendChild(bottom);
-      QuireUI.clear(body).appendChild(frag);
+      body.insertBefore(before, top.nextSibling);
+      body.insertBefore(after, bottom);
       top.firstChild.style.height = (first * height) + 'px';
       bottom.firstChild.style.height = ((rows.length - last) * height) + 'px';
       restore();
-      // Rows are as tall as they render (a warning line, a phone's cards): measure, and paint again if the guess was off.
+      // Rows are as tall as they render (a warning line, a phone's cards): measured once (a
+      // measure forces a layout), and painted again if the guess was off.
+      if (measured) return;
+      measured = true;
       var drawn = last - first, real = drawn ? (body.offsetHeight - top.offsetHeight - bottom.offsetHeight) / drawn : height;
       if (real > 4 && Math.abs(real - height) > 2) { table.rowHeight = real; table.painted = null; schedule(); }
     }
