@@ -422,3 +422,46 @@ def test_deferred_vectors_let_keyword_search_answer_first_and_every_change_waits
     n, before, during, hits, after = run(go())
     assert before == 0 and during == 0 and hits[0]["source"] == "doc1.md"
     assert after == n
+
+
+def test_a_save_compares_only_the_changed_sources_and_the_store_stays_exact():
+    # A rename among 20,000 sources compared all 20,000 records (0.2 s a save on CPython);
+    # only the changed ones are now.  After each random change what the store holds must be
+    # exactly what a full comparison would write, and a reopened library must agree.
+    import random
+
+    from quire.app import Quire
+
+    def full(index) -> dict:
+        return {s["id"]: {"gens": list(s.get("gens") or []), "category": s["category"], "language": s["language"]}
+                for s in index._sources if s["live"]}
+
+    async def go():
+        store = MemoryStore()
+        q = await Quire.open(store)
+        rng = random.Random(7)
+        for i in range(30):
+            await q.stage_text(f"n{i}", f"Note {i} about basalt and gneiss, marker{i}.")
+        await q.train()
+        saved_src = []
+        for step in range(60):
+            ids = [s["id"] for s in q.sources() if s["status"] == "trained"]
+            how = rng.choice(["category", "category", "remove", "add", "language"])
+            if how == "category":
+                await q.set_category(rng.choice(ids), rng.choice(["A", "B", None]))
+            elif how == "remove" and len(ids) > 5:
+                await q.remove(rng.choice(ids))
+            elif how == "language":
+                await q.set_language(rng.choice(ids), rng.choice(["en", "de"]))
+            else:
+                await q.stage_text(f"new{step}", f"New note {step} on schist, marker{step}.")
+                await q.train()
+            index = q.library.index
+            assert index.stored.src == full(index), (step, how)
+            stored = {k[4:]: v for k, v in (await store.all("index")).items() if k.startswith("src:")}
+            assert stored == full(index), (step, how)
+            saved_src.append(len(stored))
+        again = await Quire.open(store)
+        return full(q.library.index), full(again.library.index), saved_src
+    before, after, sizes = run(go())
+    assert before == after and len(set(sizes)) > 1

@@ -81,6 +81,7 @@ class Plan:
     gen: int | None = None
     codes: set = field(default_factory=set)
     merged: bool = False  # everything in one segment: the sources' rows are in ``gen`` alone
+    touched: set = field(default_factory=set)  # the index's changed source codes this plan writes
 
 
 def _pieces(data: bytes) -> list[bytes]:
@@ -139,17 +140,32 @@ def plan(index) -> Plan:
         puts += [("index", f"seg:{gen}:{i}", p) for i, p in enumerate(pieces)]
         manifest["segments"].append({"gen": gen, "pieces": len(pieces), "rows": int(lengths.shape[0])})
         manifest["next"] = gen + 1
-    want = {}
-    for code, s in enumerate(index._sources):
-        if s["live"]:
-            gens = list(s.get("gens") or []) + ([gen] if code in codes else [])
-            want[s["id"]] = {"gens": gens, "category": s["category"], "language": s["language"]}
-    puts += [("index", f"src:{sid}", rec) for sid, rec in want.items() if stored.src.get(sid) != rec]
-    deletes += [("index", f"src:{sid}") for sid in stored.src if sid not in want]
+    touched = index._touched
+    if touched is None or index.stored is None:  # not known what changed: compare every source
+        index._touched, touched = set(), set()
+        want = {}
+        for code, s in enumerate(index._sources):
+            if s["live"]:
+                gens = list(s.get("gens") or []) + ([gen] if code in codes else [])
+                want[s["id"]] = {"gens": gens, "category": s["category"], "language": s["language"]}
+        ids = set(want) | set(stored.src)
+    else:  # only the sources changed since the last save; a removed code before a new one of the same id
+        touched = set(touched)
+        want = dict(stored.src)
+        for code in sorted(touched | codes, key=lambda c: index._sources[c]["live"]):
+            s = index._sources[code]
+            if s["live"]:
+                gens = list(s.get("gens") or []) + ([gen] if code in codes else [])
+                want[s["id"]] = {"gens": gens, "category": s["category"], "language": s["language"]}
+            else:
+                want.pop(s["id"], None)
+        ids = {index._sources[c]["id"] for c in touched | codes}
+    puts += [("index", f"src:{sid}", want[sid]) for sid in ids if sid in want and stored.src.get(sid) != want[sid]]
+    deletes += [("index", f"src:{sid}") for sid in ids if sid not in want and sid in stored.src]
     manifest["dense_model"], manifest["params"] = index.dense_model, _params(index)
     if manifest != stored.manifest:
         puts.append(("index", MANIFEST, manifest))
-    return Plan(puts, deletes, Stored(manifest, want), gen, codes)
+    return Plan(puts, deletes, Stored(manifest, want), gen, codes, touched=touched)
 
 
 def snapshot(index, extra_keys=()) -> Plan:
@@ -174,7 +190,8 @@ def snapshot(index, extra_keys=()) -> Plan:
     puts += [("index", f"src:{sid}", rec) for sid, rec in want.items()] + [("index", MANIFEST, manifest)]
     written = {k for _, k, _ in puts}
     deletes = [("index", k) for k in dict.fromkeys([*stored.keys(), *extra_keys]) if k not in written]
-    return Plan(puts, deletes, Stored(manifest, want), gen, set(live), merged=True)
+    touched, index._touched = set(index._touched or ()), set()  # everything is written: known from here on
+    return Plan(puts, deletes, Stored(manifest, want), gen, set(live), merged=True, touched=touched)
 
 
 def apply(p: Plan, index) -> None:
@@ -184,6 +201,8 @@ def apply(p: Plan, index) -> None:
         s["gens"] = [p.gen] if p.merged else list(s.get("gens") or []) + [p.gen]
     index._unsaved = []
     index.stored = p.after
+    if index._touched is not None:  # changes made while the commit was on its way stay for the next save
+        index._touched -= p.touched
 
 
 def merge_due(index) -> bool:
@@ -268,4 +287,5 @@ def load(values: dict, tokenizers=None):
                                    "live": True, "gens": list(rec.get("gens") or [])})
     index.stored = Stored(copy.deepcopy(manifest), {sid: {"gens": list(r.get("gens") or []), "category": r.get("category"),
                                                           "language": r.get("language")} for sid, r in src.items()})
+    index._touched = set()  # memory is what is stored
     return index
