@@ -218,7 +218,8 @@
       editing = row && { id: row.dataset.id, value: active.value, start: active.selectionStart, end: active.selectionEnd };
       active.dataset.replaced = '1';  // its removal blurs it: that is not the user's change
     }
-    if (!table.sorted) table.sorted = table.all.slice().sort(SORTS[table.sort] || SORTS.added);
+    // The engine's order is already by date added (then name): no sort for the usual view.
+    if (!table.sorted) table.sorted = table.sort === 'added' ? table.all : table.all.slice().sort(SORTS[table.sort] || SORTS.added);
     var words = table.filter.trim().toLowerCase().split(/\s+/).filter(Boolean);
     table.shown = words.length ? table.sorted.filter(function (r) { return matches(r, words); }) : table.sorted;
     countNote.textContent = words.length ? t('{shown} of {total} shown', { shown: QuireI18n.number(table.shown.length), total: QuireI18n.number(table.all.length) }) : '';
