@@ -241,12 +241,12 @@ def main() -> None:
             load = os.getloadavg()[0]
             with tempfile.TemporaryDirectory() as tmp:
                 per["cpython"] = asyncio.run(cpython(srcs, qs, Path(tmp)))
-            per["cpython"]["load"] = round(load, 1)
+            per["cpython"].update(load=round(load, 1), commit=commit)
             print(json.dumps({size: per["cpython"]}), flush=True)
         if not args.no_browser:
             load = os.getloadavg()[0]
             per["browser"] = browser(srcs, qs)
-            per["browser"]["load"] = round(load, 1)
+            per["browser"].update(load=round(load, 1), commit=commit)
             print(json.dumps({size: per["browser"]}), flush=True)
         results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "commit": commit,
                               "at": time.strftime("%Y-%m-%d %H:%M")}
