@@ -226,6 +226,11 @@ def test_data_the_browser_evicts_after_a_failed_write_is_saved_again_at_once(pla
     page.evaluate("fs => quire.stage(Object.entries(fs).map(([name, text]) => ({name, text}))).then(() => quire.train())", FILES)
     page.evaluate("quire.ask('What do glaciers carve?')")
     fail_on_full_disk(page, small_disk, f"quire.ask('Where do dunes go? ' + ({NOISE})(150000).toBase64())", "ask")
+    # What the tab holds now is what must come back. Not always one chat: on a loaded machine
+    # the browser may free room after fill() and an earlier attempt's question is saved (a
+    # second chat, rightly restored), before the next attempt fails on the refilled disk.
+    chats = len(page.evaluate("quire._call('chatSessions')"))
+    assert chats >= 1
     assert page.evaluate("quire._call('storageWatch')")["watching"]
     ctx.new_cdp_session(page).send("Storage.clearDataForOrigin", {
         "origin": url.rstrip("/"), "storageTypes": "indexeddb,cache_storage,service_workers"})
@@ -236,6 +241,6 @@ def test_data_the_browser_evicts_after_a_failed_write_is_saved_again_at_once(pla
     ctx, page, log = launch(playwright_instance, profile, url, keep)
     assert trained(page) == set(FILES)
     assert findable(page) == dict.fromkeys(FILES, True)
-    assert len(page.evaluate("quire._call('chatSessions')")) == 1
+    assert len(page.evaluate("quire._call('chatSessions')")) == chats
     assert not [e for e in log.errors if "pageerror" in e], log.errors
     ctx.close()
