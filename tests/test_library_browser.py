@@ -257,3 +257,31 @@ def test_a_category_being_typed_survives_the_table_refreshing(context, built_dis
     assert page.evaluate("window.saved") == ["Geology"]  # never the half-typed one
     assert {s["name"]: s.get("category") for s in page.evaluate("quire.sources()")} == {"a.md": None, "b.md": "Geology"}
     assert not page_log.errors, page_log.errors
+
+
+def test_a_large_folder_goes_in_batches_and_says_how_far_it_is(context, built_dist, serve, tmp_path, page_log):
+    # 450 notes: three engine calls (200, 200, 50), not 450, and the add card counts them in.
+    folder = tmp_path / "Vault"
+    folder.mkdir()
+    for i in range(450):
+        (folder / f"note-{i:03d}.md").write_text(f"# Note {i}\nMarker{i} gneiss.")
+    page = page_log.attach(context.new_page())
+    page.set_default_timeout(300_000)
+    page.goto(serve(built_dist).url)
+    wait_ready(page)
+    page.evaluate("""() => {
+      window.__said = []; window.__calls = 0;
+      const note = document.querySelector('[data-testid=stage-progress]');
+      new MutationObserver(() => { if (!note.hidden) window.__said.push(note.textContent); })
+        .observe(note, {childList: true, characterData: true, subtree: true, attributes: true});
+      const call = quire._call;
+      quire._call = function (method) { if (method === 'stageMany') window.__calls++; return call.apply(this, arguments); };
+    }""")
+    page.get_by_test_id("folder-input").set_input_files(str(folder))
+    page.wait_for_function("() => quire.sources().then(s => s.filter(x => x.status === 'staged').length === 450)")
+    page.wait_for_function("() => document.querySelector('[data-testid=stage-progress]').hidden")
+    assert page.evaluate("window.__calls") == 3
+    said = page.evaluate("window.__said")
+    assert "Adding 200 of 450…" in said and "Adding 400 of 450…" in said, said
+    assert page.evaluate("quire.train().then(c => c.added)") == 450
+    assert page.evaluate("quire.search('marker321')")[0]["source"] == "note-321.md"

@@ -16,6 +16,10 @@ The same engine runs on CPython (``Quire`` on a SQLite file) and in headless Chr
 - in the page, the longest task (Long Tasks API) while the Library table is scrolled end to
   end, filtered and sorted.
 
+``--pdfs`` measures the other end, few big files: every text PDF under ``pdfs/`` in the data
+(the scans of ``ocrmypdf-scans/`` and one CCITT scan left out, as CPython has no OCR here),
+chosen in the page's file picker as a person would, then one Train.
+
 Prints a table; JSON (with the machine's load and the commit) goes to tests/bench/results/.
 """
 
@@ -66,6 +70,57 @@ def files(docs: list[tuple[str, str]], n: int) -> list[tuple[str, str]]:
 
 def queries(data: Path, n: int = 200) -> list[str]:
     return [json.loads(x)["text"] for x in (data / "scifact" / "queries.jsonl").read_text().splitlines()[:n]]
+
+
+def pdfs(data: Path) -> list[Path]:
+    return sorted(p for p in (data / "pdfs").rglob("*.pdf")
+                  if "ocrmypdf-scans" not in p.parts and "CCITT" not in p.name)
+
+
+async def cpython_pdfs(paths: list[Path], workdir: Path) -> dict:
+    from quire.app import Quire
+    from quire.store import SQLiteStore
+
+    q = await Quire.open(SQLiteStore(workdir / "pdfs.sqlite"))
+    t = time.perf_counter()
+    await q.stage_many([(p.name, p.read_bytes()) for p in paths])
+    stage = time.perf_counter() - t
+    t = time.perf_counter()
+    counts = await q.train()
+    r = {"files": len(paths), "stage_s": round(stage, 2), "train_s": round(time.perf_counter() - t, 2),
+         "added": counts["added"], "failed": counts["failed"], "passages": q.library.index.n_chunks}
+    await q.events.drain()
+    q.store.db.close()
+    return r
+
+
+def browser_pdfs(paths: list[Path]) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from bench.in_browser import fresh_dist
+    from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer
+
+    server = StaticServer(fresh_dist(ROOT / "dist")).start()
+    try:
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = b.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(3_600_000)
+            page.goto(server.url + "#library")
+            page.evaluate("quire.ready.then(() => 0)")
+            t = time.perf_counter()
+            page.get_by_test_id("file-input").set_input_files([str(x) for x in paths])
+            page.wait_for_function(f"() => quire.sources().then(s => s.length === {len(paths)})")
+            stage = time.perf_counter() - t
+            t = time.perf_counter()
+            counts = page.evaluate("quire.train().then(c => [c.added, c.failed])")
+            r = {"files": len(paths), "stage_s": round(stage, 2), "train_s": round(time.perf_counter() - t, 2),
+                 "added": counts[0], "failed": counts[1],
+                 "passages": page.evaluate("quire.sources().then(s => s.reduce((n, x) => n + (x.chunks || 0), 0))")}
+            b.close()
+    finally:
+        server.stop()
+    return r
 
 
 def p50(values) -> float:
@@ -207,7 +262,7 @@ ROWS = [
 
 
 def table(results: dict) -> str:
-    cols = [(size, eng) for size, per in results["sizes"].items() for eng in ("cpython", "browser") if eng in per]
+    cols = [(size, eng) for size, per in results.get("sizes", {}).items() for eng in ("cpython", "browser") if eng in per]
     lines = ["| many small sources | " + " | ".join(f"{eng} {int(size):,}" for size, eng in cols) + " |",
              "|---" * (len(cols) + 1) + "|"]
     for label, key, fmt in ROWS:
@@ -219,6 +274,13 @@ def table(results: dict) -> str:
         # The Long Tasks API reports tasks of 50 ms and more: 0 means none was that long.
         lines.append(f"| {label} | " + " | ".join("" if v is None else "none ≥ 50 ms" if v == 0 else f"{v} ms"
                                                    for v in vals) + " |")
+    few = results.get("pdfs")
+    if few:
+        lines += ["", "| few big files (text PDFs) | CPython | browser |", "|---|---|---|"]
+        for label, key, unit in (("files", "files", ""), ("passages", "passages", ""), ("stage (file picker)", "stage_s", " s"),
+                                 ("Train", "train_s", " s")):
+            c, b = few.get("cpython", {}).get(key), few.get("browser", {}).get(key)
+            lines.append(f"| {label} | {'' if c is None else f'{c}{unit}'} | {'' if b is None else f'{b}{unit}'} |")
     return "\n".join(lines)
 
 
@@ -227,6 +289,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="5183,20000")
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--no-cpython", action="store_true")
+    parser.add_argument("--pdfs", action="store_true", help="also the few-big-files shape: the data's text PDFs")
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "bench" / "results" / "small_sources.json")
     args = parser.parse_args()
     data = Path(os.environ.get("QUIRE_DATA", ROOT.parent / "shared" / "data"))
@@ -234,7 +297,7 @@ def main() -> None:
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     results.setdefault("sizes", {})
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    for size in [int(s) for s in args.sizes.split(",")]:
+    for size in [int(s) for s in args.sizes.split(",") if s]:
         srcs = files(docs, size)
         per = results["sizes"].setdefault(str(size), {})
         if not args.no_cpython:
@@ -251,6 +314,15 @@ def main() -> None:
         results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "commit": commit,
                               "at": time.strftime("%Y-%m-%d %H:%M")}
         args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2))
+    if args.pdfs:
+        paths, per = pdfs(data), results.setdefault("pdfs", {})
+        if not args.no_cpython:
+            with tempfile.TemporaryDirectory() as tmp:
+                per["cpython"] = {**asyncio.run(cpython_pdfs(paths, Path(tmp))), "load": round(os.getloadavg()[0], 1), "commit": commit}
+        if not args.no_browser:
+            per["browser"] = {**browser_pdfs(paths), "load": round(os.getloadavg()[0], 1), "commit": commit}
+        print(json.dumps(per), flush=True)
         args.out.write_text(json.dumps(results, indent=2))
     print(table(results))
 
