@@ -278,7 +278,7 @@ def test_a_large_folder_goes_in_batches_and_says_how_far_it_is(context, built_di
       quire._call = function (method) { if (method === 'stageMany') window.__calls++; return call.apply(this, arguments); };
     }""")
     page.get_by_test_id("folder-input").set_input_files(str(folder))
-    page.wait_for_function("() => quire.sources().then(s => s.filter(x => x.status === 'staged').length === 450)")
+    wait_until(page, "quire.sources().then(s => s.filter(x => x.status === 'staged').length === 450)")
     page.wait_for_function("() => document.querySelector('[data-testid=stage-progress]').hidden")
     assert page.evaluate("window.__calls") == 3
     said = page.evaluate("window.__said")

@@ -273,13 +273,13 @@ async def _pause() -> None:
 def _steady(report: Progress, files: int) -> Progress:
     """``report``, but with more than STEADY_FROM files a file's own steps (reading, cutting,
     done, skipped as known) at most every STEADY_S: a Train of 5,000 notes sent 15,000 events
-    to the page.  Failures, OCR pages and the Train's own stages always pass."""
+    to the page.  Failures, OCR pages, the last file's steps and the Train's own stages always pass."""
     if files <= STEADY_FROM:
         return report
     last = [0.0]
 
     def steady(event: dict) -> None:
-        if event.get("stage") in ("extract", "chunk", "chunked", "skip"):
+        if event.get("stage") in ("extract", "chunk", "chunked", "skip") and event.get("file_index") != files:
             now = time.monotonic()
             if now - last[0] < STEADY_S:
                 return

@@ -110,7 +110,8 @@ def browser_pdfs(paths: list[Path]) -> dict:
             page.evaluate("quire.ready.then(() => 0)")
             t = time.perf_counter()
             page.get_by_test_id("file-input").set_input_files([str(x) for x in paths])
-            page.wait_for_function(f"() => quire.sources().then(s => s.length === {len(paths)})")
+            while page.evaluate("quire.sources().then(s => s.length)") < len(paths):  # (wait_for_function does not await)
+                page.wait_for_timeout(20)
             stage = time.perf_counter() - t
             t = time.perf_counter()
             counts = page.evaluate("quire.train().then(c => [c.added, c.failed])")
