@@ -19,7 +19,7 @@
       h('span', null, t('PDF, Word, PowerPoint, Excel, CSV, Markdown, HTML, EPUB, text')));
     ['dragenter', 'dragover'].forEach(function (t) { drop.addEventListener(t, function (e) { e.preventDefault(); drop.classList.add('over'); }); });
     ['dragleave', 'drop'].forEach(function (t) { drop.addEventListener(t, function () { drop.classList.remove('over'); }); });
-    drop.addEventListener('drop', function (e) { e.preventDefault(); filesFromDrop(e.dataTransfer).then(add); });
+    drop.addEventListener('drop', function (e) { e.preventDefault(); QuireLibraryIO.filesFromDrop(e.dataTransfer).then(add); });
 
     var pasteName = h('input', { type: 'text', testid: 'paste-name', placeholder: t('Title'), 'aria-label': t('Title of the pasted text') });
     var pasteText = h('textarea', { testid: 'paste-text', rows: '5', placeholder: t('Paste notes here…'), 'aria-label': t('Text to add') });
@@ -56,36 +56,13 @@
       trainBox,
       tools,
       list,
-      h('div', { class: 'danger-zone' }, h('button', { type: 'button', class: 'danger', testid: 'erase-all', onclick: confirmErase }, t('Erase all knowledge…'))));
+      h('div', { class: 'danger-zone' }, h('button', { type: 'button', class: 'danger', testid: 'erase-all', onclick: QuireLibraryIO.confirmErase }, t('Erase all knowledge…'))));
     // Hidden, the view does not rebuild after every change: show() does it when it is opened.
     var ifShown = function () { if (QuireUI.shown(root)) refresh(); };
     document.addEventListener('quire:library-changed', ifShown);
     document.addEventListener('quire:sample-changed', ifShown);
     document.addEventListener('quire:ready', ifShown);
     document.addEventListener('quire:erased', function () { if (!training) { QuireUI.clear(trainBox); trainBox.hidden = true; } });
-  }
-
-  /* Folders dropped in arrive as directory entries: walk them. */
-  function filesFromDrop(dt) {
-    var items = Array.prototype.slice.call(dt.items || []);
-    var entries = items.map(function (i) { return i.webkitGetAsEntry && i.webkitGetAsEntry(); }).filter(Boolean);
-    if (!entries.length) return Promise.resolve(Array.prototype.slice.call(dt.files));
-    var out = [];
-    function walk(entry, prefix) {
-      if (entry.isFile) return new Promise(function (res) { entry.file(function (f) { out.push(prefix ? new File([f], prefix + f.name, { type: f.type }) : f); res(); }, res); });
-      var reader = entry.createReader();
-      return new Promise(function (res) {
-        var all = [];
-        (function more() {
-          reader.readEntries(function (batch) {
-            if (!batch.length) { Promise.all(all.map(function (e) { return walk(e, prefix + entry.name + '/'); })).then(res); return; }
-            all = all.concat(Array.prototype.slice.call(batch));
-            more();
-          }, res);
-        })();
-      });
-    }
-    return Promise.all(entries.map(function (e) { return walk(e, ''); })).then(function () { return out; });
   }
 
   function add(items) {
@@ -438,24 +415,6 @@
       ended(t('Train stopped'));
       return refresh().catch(function (e) { QuireUI.toast(e.message, 'error'); });
     });
-  }
-
-  function confirmErase() {
-    var input = h('input', { type: 'text', testid: 'erase-confirm-input', autocomplete: 'off', 'aria-label': t('Type ERASE to confirm') });
-    var go = h('button', { type: 'button', class: 'danger', testid: 'erase-confirm', disabled: true }, t('Erase everything'));
-    var dialog = h('dialog', { class: 'erase-dialog', testid: 'erase-dialog' },
-      h('h3', null, t('Erase all knowledge?')),
-      h('p', null, t('This deletes every source, passage, index, chat, study item, progress record and setting Quire keeps in this browser. It cannot be undone. Type ERASE to confirm.')),
-      input, h('div', { class: 'add-row' }, h('button', { type: 'button', onclick: function () { dialog.close(); dialog.remove(); } }, t('Keep everything')), go));
-    input.addEventListener('input', function () { go.disabled = input.value.trim() !== 'ERASE'; });
-    go.addEventListener('click', function () {
-      go.disabled = true;
-      q.eraseAll().then(function (r) { dialog.close(); dialog.remove(); QuireUI.toast(t('Everything Quire stored here has been erased.') + (r.message ? ' ' + QuireI18n.engine(r.message) : '')); },
-        function (e) { QuireUI.toast(e.message, 'error'); go.disabled = false; });
-    });
-    document.body.appendChild(dialog);
-    dialog.showModal();
-    input.focus();
   }
 
   QuireUI.register('library', { init: init, show: function () { if (self.quire.status().stage === 'ready') refresh(); } });
