@@ -15,11 +15,13 @@ STUDY = """async () => {
                      {name: 'cells.md', text: '# Cells\\n## Energy\\nMitochondria make ATP.\\n## Division\\nMitosis splits a cell.'}]);
   await quire.train();
   const day = 86400000, now = Date.now(), out = [];
+  // Today's actions stay after midnight (a run at 00:05 put "10 minutes ago" on yesterday: 4 days).
+  const back = Math.floor(Math.min(600000, (now - new Date(now).setHours(0, 0, 0, 0)) / 2));
   for (const d of [2, 1, 0]) {           // three days in a row, a few actions each
-    const t = now - d * day - 60000 * 10;
+    const t = now - d * day - back;
     out.push(await quire.recordProgress({kind: 'chat', t, scoped: d === 0, sources: []}));
-    out.push(await quire.recordProgress({kind: 'quiz_answer', t: t + 60000, correct: d !== 1}));
-    out.push(await quire.recordProgress({kind: 'card_review', t: t + 120000, rating: 'good'}));
+    out.push(await quire.recordProgress({kind: 'quiz_answer', t: t + Math.floor(back / 10), correct: d !== 1}));
+    out.push(await quire.recordProgress({kind: 'card_review', t: t + Math.floor(back / 5), rating: 'good'}));
   }
   return out;
 }"""
