@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -94,7 +95,9 @@ async def cpython_pdfs(paths: list[Path], workdir: Path) -> dict:
     return r
 
 
-def browser_pdfs(paths: list[Path]) -> dict:
+@contextlib.contextmanager
+def library_page():
+    """The freshly built bundle in headless Chromium at 1280x900, Library open, engine ready."""
     from playwright.sync_api import sync_playwright
 
     from bench.in_browser import fresh_dist
@@ -108,19 +111,24 @@ def browser_pdfs(paths: list[Path]) -> dict:
             page.set_default_timeout(3_600_000)
             page.goto(server.url + "#library")
             page.evaluate("quire.ready.then(() => 0)")
-            t = time.perf_counter()
-            page.get_by_test_id("file-input").set_input_files([str(x) for x in paths])
-            while page.evaluate("quire.sources().then(s => s.length)") < len(paths):  # (wait_for_function does not await)
-                page.wait_for_timeout(20)
-            stage = time.perf_counter() - t
-            t = time.perf_counter()
-            counts = page.evaluate("quire.train().then(c => [c.added, c.failed])")
-            r = {"files": len(paths), "stage_s": round(stage, 2), "train_s": round(time.perf_counter() - t, 2),
-                 "added": counts[0], "failed": counts[1],
-                 "passages": page.evaluate("quire.sources().then(s => s.reduce((n, x) => n + (x.chunks || 0), 0))")}
+            yield page
             b.close()
     finally:
         server.stop()
+
+
+def browser_pdfs(paths: list[Path]) -> dict:
+    with library_page() as page:
+        t = time.perf_counter()
+        page.get_by_test_id("file-input").set_input_files([str(x) for x in paths])
+        while page.evaluate("quire.sources().then(s => s.length)") < len(paths):  # (wait_for_function does not await)
+            page.wait_for_timeout(20)
+        stage = time.perf_counter() - t
+        t = time.perf_counter()
+        counts = page.evaluate("quire.train().then(c => [c.added, c.failed])")
+        r = {"files": len(paths), "stage_s": round(stage, 2), "train_s": round(time.perf_counter() - t, 2),
+             "added": counts[0], "failed": counts[1],
+             "passages": page.evaluate("quire.sources().then(s => s.reduce((n, x) => n + (x.chunks || 0), 0))")}
     return r
 
 
@@ -214,40 +222,25 @@ TABLE = """async () => {
 
 
 def browser(srcs, qs) -> dict:
-    from playwright.sync_api import sync_playwright
-
-    from bench.in_browser import fresh_dist
-    from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer
-
-    dist = fresh_dist(ROOT / "dist")
-    server = StaticServer(dist).start()
     r = {}
-    try:
-        with sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = b.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(3_600_000)
-            page.goto(server.url + "#library")
-            page.evaluate("quire.ready.then(() => quire.setKeepOriginals(false)).then(() => 0)")
-            items = [{"name": n, "text": x} for n, x in srcs]
-            r["stage_s"] = round(page.evaluate(STAGE, items) / 1000, 2)
-            t = time.perf_counter()
-            r["trained"] = page.evaluate("quire.train().then(c => c.added)")
-            r["train_s"] = round(time.perf_counter() - t, 2)
-            ids = [s["id"] for s in page.evaluate("quire.sources()")]
-            r["first_set_category_ms"] = round(page.evaluate(TIMED, ["category", ids[0]]), 1)
-            cat, rem, src = [], [], []
-            for i in range(EDITS):
-                cat.append(page.evaluate(TIMED, ["category", ids[1 + i]]))
-                rem.append(page.evaluate(TIMED, ["remove", ids[-1 - i]]))
-                src.append(page.evaluate(TIMED, ["sources", None]))
-            r["set_category_ms"], r["remove_ms"], r["sources_ms"] = p50(cat), p50(rem), p50(src)
-            r["search_p50_ms"] = round(page.evaluate(PAGE_SEARCH, qs), 1)
-            page.evaluate(LONG)
-            r["table"] = page.evaluate(TABLE)
-            b.close()
-    finally:
-        server.stop()
+    with library_page() as page:
+        page.evaluate("quire.setKeepOriginals(false).then(() => 0)")
+        items = [{"name": n, "text": x} for n, x in srcs]
+        r["stage_s"] = round(page.evaluate(STAGE, items) / 1000, 2)
+        t = time.perf_counter()
+        r["trained"] = page.evaluate("quire.train().then(c => c.added)")
+        r["train_s"] = round(time.perf_counter() - t, 2)
+        ids = [s["id"] for s in page.evaluate("quire.sources()")]
+        r["first_set_category_ms"] = round(page.evaluate(TIMED, ["category", ids[0]]), 1)
+        cat, rem, src = [], [], []
+        for i in range(EDITS):
+            cat.append(page.evaluate(TIMED, ["category", ids[1 + i]]))
+            rem.append(page.evaluate(TIMED, ["remove", ids[-1 - i]]))
+            src.append(page.evaluate(TIMED, ["sources", None]))
+        r["set_category_ms"], r["remove_ms"], r["sources_ms"] = p50(cat), p50(rem), p50(src)
+        r["search_p50_ms"] = round(page.evaluate(PAGE_SEARCH, qs), 1)
+        page.evaluate(LONG)
+        r["table"] = page.evaluate(TABLE)
     return r
 
 
