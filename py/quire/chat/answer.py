@@ -45,12 +45,6 @@ def hit_scores(hit: dict) -> dict:
     return scores
 
 
-def hit_dict(hit, chunk, source_name: str = "") -> dict:
-    """One ``retrieval.fusion.Hit`` and its ``model.Chunk`` -> the dict this module takes."""
-    return {"chunk_id": hit.id, "source_id": chunk.source_id, "source": source_name or chunk.source_id,
-            "location": chunk.location, "text": chunk.text, "scores": hit.to_dict()}
-
-
 def citations_for(hits: list[dict], limit: int = ANSWER_HITS) -> list[dict]:
     """Numbered citations for the top ``limit`` hits; ``n`` is what the model cites."""
     out = []

@@ -182,11 +182,6 @@ def _holds(cond, x: float) -> bool:
     return {"<": x < limit, ">": x > limit, "<=": x <= limit, ">=": x >= limit, "=": x == limit, "<>": x != limit}[op]
 
 
-def is_date_format(code: str) -> bool:
-    """Does the first section show a date or time?  ``'0.00%'`` no, ``'[h]:mm'`` yes."""
-    return any(kind in ("date", "elapsed", "ampm") for kind, _ in tokenize(split_sections(code)[0]))
-
-
 # ---------------------------------------------------------------- rendering
 
 
