@@ -12,8 +12,8 @@ content gives the same bytes:
   percent-encoded so any key (``"model:tag|hash"``) is one safe member name.
 
 Reading checks everything (zip integrity, format, version, each checksum,
-counts) before returning anything, and an import plan is only made from a
-vault that passed, so a bad file changes nothing.  A vault is a stranger's file
+counts) before returning anything, and the import (``quire.services.vault``)
+plans only from a vault that passed, so a bad file changes nothing.  A vault is a stranger's file
 as much as any document: members are inflated through ``SafeZip`` with the
 vault's own ``LIMITS`` (below), and every JSON member's size and nesting depth
 are checked before it is parsed (``quire.jsonlimits``).  Older versions are migrated
@@ -364,12 +364,3 @@ def _same(a: Any, b: Any) -> bool:
         return isinstance(a, (bytes, bytearray, memoryview)) and isinstance(b, (bytes, bytearray, memoryview)) \
             and bytes(a) == bytes(b)
     return a == b
-
-
-def import_plan(data: bytes, current: Mapping, mode: str = "merge") -> dict:
-    """``plan`` for a vault file, made only after the whole file has been validated;
-    the result also carries the vault's ``meta``."""
-    if mode not in MODES:
-        raise VaultError(f"unknown import mode {mode!r}; choose one of: {', '.join(MODES)}")
-    buckets, blobs, meta = unpack(data)
-    return {**plan(to_store(buckets, blobs), current, mode), "meta": meta}
