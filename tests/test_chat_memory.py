@@ -35,18 +35,10 @@ def test_validate_session_names_the_problem(bad, message):
         m.validate_session(bad)
 
 
-def test_store_add_get_rename_delete():
-    store = m.new_store()
-    a = m.add_session(store, m.new_session(session_id="a", now="1"))
-    b = m.add_session(store, m.new_session(session_id="b", now="2"))
-    assert [s["id"] for s in store["sessions"]] == ["b", "a"]
-    m.rename(m.get_session(store, "a"), "  Krebs\n cycle ")
-    assert a["title"] == "Krebs cycle"
-    m.rename(a, "   ")
-    assert a["title"] == m.DEFAULT_TITLE
-    assert m.delete_session(store, "b") is b
-    with pytest.raises(KeyError, match="known: a"):
-        m.get_session(store, "b")
+def test_rename_tidies_the_title_and_a_blank_one_falls_back():
+    a = m.new_session(session_id="a", now="1")
+    assert m.rename(a, "  Krebs\n cycle ")["title"] == "Krebs cycle"
+    assert m.rename(a, "   ")["title"] == m.DEFAULT_TITLE
 
 
 @pytest.mark.parametrize("first,title", [
@@ -145,11 +137,3 @@ def test_edit_question_rejects_non_questions(index, error):
 def test_edit_question_rejects_empty_text():
     with pytest.raises(ValueError, match="empty"):
         m.edit_question(session_with([("Q0", "A0")]), 0, "  ")
-
-
-def test_docstring_examples():
-    import doctest
-
-    from quire.chat import memory as module
-
-    assert doctest.testmod(module).failed == 0

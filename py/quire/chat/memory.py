@@ -1,6 +1,6 @@
 """Chat sessions as plain JSON data, and the history a model is given.
 
-A store is ``{"sessions": [session, ...]}``; a session is::
+A session (one record in the ``chats`` bucket, kept by ``quire.services.chat.sessions``) is::
 
     {"id": "c0ffee12ab34", "title": "Mitosis", "created": "2025-03-04T09:05:00+00:00",
      "scope": None | {"category": "Exam 2"} | {"sources": [{"id": ..., "name": ...}]},
@@ -44,30 +44,6 @@ def new_session(scope: dict | None = None, *, title: str = "", session_id: str |
         "scope": scope,
         "messages": [],
     }
-
-
-def new_store() -> dict:
-    return {"sessions": []}
-
-
-def add_session(store: dict, session: dict) -> dict:
-    """Newest first, as a session list shows them."""
-    store.setdefault("sessions", []).insert(0, session)
-    return session
-
-
-def get_session(store: dict, session_id: str) -> dict:
-    for session in store.get("sessions", []):
-        if session["id"] == session_id:
-            return session
-    known = ", ".join(s["id"] for s in store.get("sessions", [])) or "none"
-    raise KeyError(f"no chat session {session_id!r}; known: {known}")
-
-
-def delete_session(store: dict, session_id: str) -> dict:
-    session = get_session(store, session_id)
-    store["sessions"].remove(session)
-    return session
 
 
 def rename(session: dict, title: str) -> dict:
