@@ -357,6 +357,7 @@ def test_nothing_made_before_erase_all_is_saved_after_it(stub, monkeypatch):
     # passages, used to appear on the emptied library.
     from quire.services import study
     from quire.services.study import generation
+    from quire.study.validate import StudyError
 
     async def go():
         q = await engine(stub.url, chat_model="")
@@ -377,7 +378,7 @@ def test_nothing_made_before_erase_all_is_saved_after_it(stub, monkeypatch):
         gates[0].set()
         study_gate.set()
         answered, _ = await chat
-        with pytest.raises(study.StudyError, match="erased"):
+        with pytest.raises(StudyError, match="erased"):
             await made
         return answered, await METHODS["chatSessions"](q, Context()), await study.METHODS["studySets"](q, Context())
     answered, chats, sets = run(go())

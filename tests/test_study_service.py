@@ -15,7 +15,7 @@ from quire.llm import BlockingAsyncTransport, UrllibTransport
 from quire.services import Context
 from quire.services import study
 from quire.store import MemoryStore
-from quire.study.validate import CLOZE
+from quire.study.validate import CLOZE, StudyError
 
 M = study.METHODS
 BIO = ("# Cells\n## Energy\nMitochondria make ATP for the cell. The mitochondrion has its own DNA and divides "
@@ -118,7 +118,7 @@ def test_garbage_is_a_clear_error_and_nothing_is_saved(stub):
 
     async def go():
         q = await engine(stub.url)
-        with pytest.raises(study.StudyError, match="did not answer in JSON"):
+        with pytest.raises(StudyError, match="did not answer in JSON"):
             await call(q, "studyGenerate", "flashcards", {"count": 5})
         assert await call(q, "studySets") == []
         assert len(stub.bodies("/api/chat")) == 2  # asked once more, then gave up
@@ -129,7 +129,7 @@ def test_garbage_is_a_clear_error_and_nothing_is_saved(stub):
 def test_empty_scope_is_a_clear_message(stub):
     async def go():
         q = await engine(stub.url)
-        with pytest.raises(study.StudyError, match="Nothing to study here"):
+        with pytest.raises(StudyError, match="Nothing to study here"):
             await call(q, "studyGenerate", "quiz", {"scope": {"category": "Astronomy"}})
         assert stub.bodies("/api/chat") == []
 
@@ -237,7 +237,7 @@ def test_exports_and_imports_a_deck():
         assert back["imported"] and len(back["items"]) == len(deck["items"])
         quizlet = await call(q, "studyImport", "words.csv", payload=b"ATP,energy currency\nDNA,genetic code\n")
         assert [i["front"] for i in quizlet["items"]] == ["ATP", "DNA"]
-        with pytest.raises(study.StudyError, match="takes an Anki"):
+        with pytest.raises(StudyError, match="takes an Anki"):
             await call(q, "studyImport", "notes.pdf", payload=b"%PDF")
 
     run(go())

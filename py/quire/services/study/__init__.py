@@ -25,24 +25,19 @@ Python use (CPython or Pyodide)::
 Layout: ``common`` (constants, the progress event, store and scope helpers), ``generation``
 (making sets, with or without a model), ``sets`` (listing and the page's view), ``quizzes``,
 ``deck`` (flashcard review), ``workshop`` (lessons), ``files`` (export/import), ``templates``
-(prompt overrides).  Every name the old single module had is importable from here.
+(prompt overrides).  Handlers raise ``quire.study.validate.StudyError`` when a set cannot be made
+or used.
 """
 
 from __future__ import annotations
 
-from quire.study.generate import DIFFICULTIES, TEMPLATE_VARIABLES
-from quire.study.validate import StudyError
-
-from .common import (BUCKET, KINDS, MAX_OFFLINE_CHUNKS, NO_AI, OVERRIDES_KEY, STUDY_TEMPLATES,
-                     TEMPERATURE, _action, _iso, _load, _now, _overrides, _save, _scope_chunks,
-                     _scope_sources, _use_model, log)
-from .deck import _card_view, _rate, _resolve_card, _review
-from .files import _export, _import, _slug
-from .generation import _NeedReply, _ask, _generate, _generate_with_model, _new_record, _offline
-from .quizzes import _public_session, _quiz_answer, _quiz_restart, _quiz_submit
-from .sets import _current_hashes, _delete, _flags, _open, _sets, _summary, _view
-from .templates import _check_template_name, _reset_override, _save_override, _template, _templates
-from .workshop import _lesson, _lesson_at, _lesson_done, _offline_lesson
+from .deck import _rate, _resolve_card, _review
+from .files import _export, _import
+from .generation import _generate
+from .quizzes import _quiz_answer, _quiz_restart, _quiz_submit
+from .sets import _delete, _open, _sets
+from .templates import _reset_override, _save_override, _template, _templates
+from .workshop import _lesson, _lesson_done
 
 
 METHODS = {
