@@ -1,12 +1,9 @@
-import doctest
 import math
 
 import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-import quire.retrieval.bm25 as bm25_module
-import quire.retrieval.select as select_module
 from quire.retrieval.bm25 import BM25Index, _Postings, stable_order
 from quire.retrieval.select import top_k
 
@@ -33,11 +30,6 @@ CORPORA = {
 }
 QUERIES = [["a"], ["c", "c"], ["the", "cat"], ["dog", "bird", "missing"], ["x", "y", "z"], ["nothing"]]
 PARAMS = [(1.5, 0.75), (1.2, 0.75), (0.9, 0.4), (2.0, 1.0), (1.2, 0.0)]
-
-
-@pytest.mark.parametrize("module", [bm25_module, select_module])
-def test_docstring_examples(module):
-    assert doctest.testmod(module).failed == 0
 
 
 @pytest.mark.parametrize("k1,b", PARAMS)

@@ -157,11 +157,3 @@ def test_marker_stream_holds_back_what_could_change(pieces, early):
     stream = a.MarkerStream()
     first = stream.feed(pieces[0])
     assert [(x.start, x.end) for x in first] == early
-
-
-def test_docstring_examples():
-    import doctest
-
-    from quire.chat import answer as module
-
-    assert doctest.testmod(module).failed == 0

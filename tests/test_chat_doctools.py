@@ -204,11 +204,3 @@ def test_tools_run_inside_the_agent_loop():
     result = next(e for e in events if e.kind == "tool_result")
     assert result.ok and json.loads(result.result)["document"] == "Lecture 3.pptx"
     assert events[-1].content == "It covers mitosis."
-
-
-def test_docstring_examples():
-    import doctest
-
-    from quire.chat import doctools as module
-
-    assert doctest.testmod(module).failed == 0

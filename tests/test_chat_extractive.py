@@ -114,11 +114,3 @@ def test_english_function_words_are_not_marked_in_a_german_passage():
 def test_top_limits_the_passages():
     hits = [{"chunk_id": f"a:{i}", "text": "cells", "score": 1.0 / (i + 1)} for i in range(9)]
     assert len(x.extractive_answer("cells", hits, top=3)["results"]) == 3
-
-
-def test_docstring_examples():
-    import doctest
-
-    from quire.chat import extractive as module
-
-    assert doctest.testmod(module).failed == 0

@@ -1,14 +1,7 @@
-import doctest
-
 import numpy as np
 import pytest
 
-import quire.retrieval.dense as dense_module
 from quire.retrieval.dense import DenseIndex, cache_key, doc_text, missing_hashes, model_family, query_text
-
-
-def test_docstring_examples():
-    assert doctest.testmod(dense_module).failed == 0
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,5 @@
 """Plain text, CSV, Markdown and HTML, from fixtures written to tmp_path."""
 
-import doctest
-from importlib import import_module
-
 import pytest
 
 from quire.extract import extract
@@ -212,8 +209,3 @@ def test_html_title_block_header_opens_the_first_passage():
             '<p class="date">2024</p></header><p>Body</p>')
     ex = extract("p.html", page.encode())
     assert [(u.location["section"], u.text) for u in ex.units] == [(["Zellen"], "Ada\n\n2024\n\nBody")]
-
-
-@pytest.mark.parametrize("module", ["markdown", "md_blocks", "md_inline", "sections", "htmlfile", "htmlnotes", "htmltree", "epub"])
-def test_docstring_examples(module):
-    assert doctest.testmod(import_module(f"quire.extract.{module}")).failed == 0

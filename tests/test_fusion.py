@@ -1,17 +1,8 @@
-import doctest
-
 import numpy as np
 import pytest
 
-import quire.retrieval.fusion as fusion_module
-import quire.retrieval.index as index_module
 from quire.retrieval.fusion import FUSION, FUSIONS, dense_floor, fuse, rrf
 from quire.retrieval.index import HybridIndex
-
-
-@pytest.mark.parametrize("module", [fusion_module, index_module])
-def test_docstring_examples(module):
-    assert doctest.testmod(module).failed == 0
 
 
 def ranking(ids, top=1.0, step=0.01):

@@ -5,7 +5,6 @@ kernel does, checks the addresses and sizes Python hands over.
 """
 
 import ctypes
-import doctest
 
 import numpy as np
 import pytest
@@ -43,10 +42,6 @@ def fake(monkeypatch):
 def random_case(rows, dim, seed=0):
     rng = np.random.default_rng(seed)
     return rng.standard_normal((rows, dim)).astype(np.float32), rng.standard_normal(dim).astype(np.float32)
-
-
-def test_docstring_examples():
-    assert doctest.testmod(kernels).failed == 0
 
 
 def test_backend_on_cpython_is_numpy():

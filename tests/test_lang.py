@@ -1,13 +1,6 @@
-import doctest
-
 import pytest
 
-import quire.retrieval.lang as lang_module
 from quire.retrieval.lang import detect_language
-
-
-def test_docstring_examples():
-    assert doctest.testmod(lang_module).failed == 0
 
 
 @pytest.mark.parametrize(

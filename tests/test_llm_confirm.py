@@ -138,9 +138,3 @@ def test_confirm_takes_only_exact_origins(origins, error):
 def test_confirming_a_loopback_origin_changes_nothing():
     svc = llm_service.LLMService(MemoryStore(), Mapped())
     assert svc.confirm(["http://127.0.0.1:8080", "http://evil.test"]) == ["http://evil.test"]
-
-
-def test_docstring_examples():
-    import doctest
-
-    assert doctest.testmod(llm_service).failed == 0

@@ -84,11 +84,3 @@ def test_user_info_is_noticed(url, userinfo):
 
 def test_not_a_string():
     assert (is_loopback(None), origin(b"http://127.0.0.1")) == (False, None)
-
-
-def test_docstring_examples():
-    import doctest
-
-    import quire.llm.loopback as module
-
-    assert doctest.testmod(module).failed == 0

@@ -1,11 +1,9 @@
 """quire.llm.pick and LLMService.status: model setup on first connection, both servers' status."""
 
 import asyncio
-import doctest
 
 import pytest
 
-import quire.llm.pick as pick_module
 from ollama_server import OllamaStub
 from quire.app import Quire
 from quire.llm import BlockingAsyncTransport
@@ -15,10 +13,6 @@ from quire.store import MemoryStore
 
 def run(coro):
     return asyncio.run(coro)
-
-
-def test_docstring_examples():
-    assert doctest.testmod(pick_module).failed == 0
 
 
 @pytest.mark.parametrize("model,role", [

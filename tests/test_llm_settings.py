@@ -2,11 +2,9 @@
 confirmation of both servers, and vaults that never move either server."""
 
 import asyncio
-import doctest
 
 import pytest
 
-import quire.llm.settings as settings_module
 from ollama_server import OllamaStub
 from quire.app import Quire
 from quire.llm import BlockingAsyncTransport
@@ -18,10 +16,6 @@ from quire.vault_settings import engine_settings, page_settings
 
 def run(coro):
     return asyncio.run(coro)
-
-
-def test_docstring_examples():
-    assert doctest.testmod(settings_module).failed == 0
 
 
 @pytest.mark.parametrize("saved,expected", [

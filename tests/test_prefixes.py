@@ -1,15 +1,8 @@
 """quire.retrieval.prefixes: the family table (now with e5), and the per-model setting."""
 
-import doctest
-
 import pytest
 
-import quire.retrieval.prefixes as prefixes_module
 from quire.retrieval.prefixes import check_setting, default_setting, doc_text, identity, model_family, query_text
-
-
-def test_docstring_examples():
-    assert doctest.testmod(prefixes_module).failed == 0
 
 
 @pytest.mark.parametrize("model,family", [

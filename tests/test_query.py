@@ -1,7 +1,5 @@
 """quire.retrieval.query: which query words count in which language's rows."""
 
-import doctest
-
 import pytest
 
 import quire.retrieval.query as query_module
@@ -11,10 +9,6 @@ from quire.retrieval.query import extra_stopwords, query_terms, split_quoted
 
 def tok(language, extra):
     return query_module._tokenizer(language, extra)
-
-
-def test_docstring_examples():
-    assert doctest.testmod(query_module).failed == 0
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,6 @@
-import doctest
-
 import pytest
 
-import quire.retrieval.tokenize as tokenize_module
 from quire.retrieval.tokenize import STEMMERS, Tokenizer
-
-
-def test_docstring_examples():
-    assert doctest.testmod(tokenize_module).failed == 0
 
 
 @pytest.mark.parametrize(
