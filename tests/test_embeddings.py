@@ -7,7 +7,7 @@ import pytest
 
 from ollama_server import OllamaStub
 from quire.app import Quire
-from quire.library import TrainCancelled
+from quire.training import TrainCancelled
 from quire.llm.transport import BlockingAsyncTransport
 from quire.store import MemoryStore
 

@@ -9,7 +9,7 @@ import pytest
 from quire import errors, prompts
 from quire.chat import memory
 from quire.extract import ExtractError
-from quire.library import LibraryError
+from quire.errors import LibraryError
 from quire.llm.events import LLMError
 from quire.llm.settings import check_url
 from quire.store import StoreError

@@ -20,7 +20,8 @@ from quire import originals
 from quire.chunking import chunk_units
 from quire.extract import ExtractError, Limits, extract
 from quire.extract.base import MAX_BREADCRUMB, Outline, parse_xml
-from quire.library import Library, TrainCancelled
+from quire.library import Library
+from quire.training import TrainCancelled
 from quire.store import MemoryStore
 
 GOOD = ("good.md", b"# Photosynthesis\nChlorophyll turns light into sugar in the leaves.\n")
@@ -249,7 +250,7 @@ def test_an_exception_while_indexing_fails_only_that_file(monkeypatch):
         real = lib.index.add_chunks
 
         def add_chunks(source_id, *args, **kwargs):
-            if lib._sources[source_id]["name"] == "poison.md":
+            if lib.table[source_id]["name"] == "poison.md":
                 real(source_id, *args, **kwargs)  # half-added, then it blows up
                 raise MemoryError()
             return real(source_id, *args, **kwargs)

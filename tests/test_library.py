@@ -7,7 +7,8 @@ import zipfile
 import pytest
 
 from quire.app import Quire
-from quire.library import LibraryError, TrainCancelled
+from quire.errors import LibraryError
+from quire.training import TrainCancelled
 from quire.store import MemoryStore, SQLiteStore, StoreFullError
 
 

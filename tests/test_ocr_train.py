@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from quire.app import Quire
-from quire.library import TrainCancelled
+from quire.training import TrainCancelled
 from quire.store import MemoryStore
 
 

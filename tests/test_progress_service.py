@@ -7,7 +7,7 @@ import json
 import pytest
 
 from quire.app import Quire
-from quire.library import LibraryError
+from quire.errors import LibraryError
 from quire.progress import badges
 from quire.progress.clock import to_ms
 from quire.services import Context

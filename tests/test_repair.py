@@ -8,7 +8,8 @@ import asyncio
 
 import pytest
 
-from quire.library import INDEX_KEY, Library
+from quire.library import Library
+from quire.library_index import INDEX_KEY
 from quire.store import MemoryStore
 
 TEXTS = {"ice.md": "# Ice\nGlaciers carve valleys.", "sand.md": "# Sand\nBarchan dunes migrate.",

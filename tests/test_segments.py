@@ -16,7 +16,9 @@ import pytest
 
 from ollama_server import OllamaStub
 from quire.app import Quire
-from quire.library import INDEX_KEY, Library, LibraryError
+from quire.errors import LibraryError
+from quire.library import Library
+from quire.library_index import INDEX_KEY
 from quire.llm.transport import BlockingAsyncTransport
 from quire.retrieval import segments
 from quire.retrieval.bm25 import _Postings
@@ -220,7 +222,7 @@ def test_an_old_single_blob_index_is_migrated_without_loss():
         store = MemoryStore()
         lib = await library(store, 5)
         model = "nomic-embed-text"
-        ids = list(lib.index._serial_of)
+        ids = list(lib.index.live_ids())
         rnd = np.random.default_rng(1)
         lib.index.add_vectors(ids, rnd.normal(size=(len(ids), 16)).astype(np.float32), model)
         query = rnd.normal(size=16).astype(np.float32)
@@ -300,7 +302,7 @@ def test_an_edit_before_save_index_carries_the_migration_with_it():
     async def go():
         store = MemoryStore()
         lib = await library(store, 3)
-        ids = list(lib.index._serial_of)
+        ids = list(lib.index.live_ids())
         lib.index.add_vectors(ids, np.eye(len(ids), 8, dtype=np.float32) + 0.1, "m")
         store.data["index"], store.data["vectors"] = {INDEX_KEY: lib.index.to_bytes()}, {}
         first = await Library.open(store, repair="memory")
@@ -336,7 +338,7 @@ def test_a_failed_write_whose_reload_fails_keeps_its_own_error_and_reloads_later
         store.fail_next_commit, store.fail_reads = StoreFullError("QuotaExceededError"), 1
         with pytest.raises(LibraryError, match="disk is full"):
             await q.train()
-        stale = q.library._index_stale
+        stale = q.library.stored.stale
         late = {h["source"] for h in await q.search("marker2")}
         kept = [h["source"] for h in await q.search("marker1")][:1]
         return stale, late, kept, (await q.train())["added"]
@@ -414,7 +416,7 @@ def test_deferred_vectors_let_keyword_search_answer_first_and_every_change_waits
             before = lib.index.dense.n_live
             hits = await lib.find("marker1")  # no query vector: no wait
             during = lib.index.dense.n_live
-            assert lib._vectors_task is None  # not even started: the tab starts it once quiet
+            assert lib.stored.vectors_task is None  # not even started: the tab starts it once quiet
             assert lib.start_vectors() is lib.start_vectors() is not None  # started once
             await lib.set_category((await lib.find("marker3"))[0]["source_id"], "Rocks")  # a change waits
             return n, before, during, hits, lib.index.dense.n_live

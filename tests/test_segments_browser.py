@@ -27,7 +27,7 @@ TO_OLD_FORMAT = """
 import numpy as np
 import quire.browser as b
 lib, store = b._engine.library, b._engine.store
-ids = sorted(lib.index._serial_of)
+ids = sorted(lib.index.live_ids())
 vecs = np.random.default_rng(3).normal(size=(len(ids), 8)).astype(np.float32)
 lib.index.add_vectors(ids, vecs, "m-test")
 old = lib.index.to_bytes()

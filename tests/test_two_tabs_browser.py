@@ -142,7 +142,7 @@ await b._engine.store.commit([], [("index", "src:" + sid)])
 # The other tab's engine fails to load the next change once.
 FLAKY_RELOAD = """
 import quire.browser as b
-from quire.library import LibraryError
+from quire.errors import LibraryError
 _reload_for_real = b._METHODS["reloadLibrary"]
 flaky_left = [1]
 def _flaky(engine, ctx):

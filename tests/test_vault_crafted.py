@@ -10,7 +10,7 @@ import pytest
 from quire import jsonlimits, vault
 from quire.app import Quire
 from quire.extract.base import Limits
-from quire.library import INDEX_KEY
+from quire.library_index import INDEX_KEY
 from quire.model import sha256_hex
 from quire.retrieval.dense import cache_key
 from quire.retrieval.index import HybridIndex

@@ -11,7 +11,7 @@ import pytest
 
 from quire import vault
 from quire.app import Quire
-from quire.library import LibraryError
+from quire.errors import LibraryError
 from quire.progress.clock import to_ms
 from quire.services import Context
 from quire.services import progress as ps

@@ -21,7 +21,9 @@ from typing import Callable
 from quire import originals
 from quire.bus import EventBus
 from quire.highlight import highlight_spans
-from quire.library import Library, LibraryError, TrainCancelled
+from quire.errors import LibraryError
+from quire.library import Library
+from quire.training import TrainCancelled
 from quire.model import location_label, parse_chunk_id
 from quire.llm.events import LLMError
 from quire.services.embeddings import Embedder
@@ -133,7 +135,7 @@ class Quire:
             return []
         hits = await self.library.find(query, k=k, scope=scope, query_vector=await self.embedder.query_vector(query))
         for hit in hits:
-            language = self.library._sources.get(hit["source_id"], {}).get("language") or "en"
+            language = self.library.table.get(hit["source_id"], {}).get("language") or "en"
             hit["highlights"] = highlight_spans(hit["text"], query, self.library.index.tokenizer(language))
             if language == "other" and hit.get("relevance") is not None:
                 hit["relevance"] = max(hit["relevance"], unstemmed_relevance(query, hit["text"]))

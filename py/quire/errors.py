@@ -29,6 +29,10 @@ class InvalidInput(QuireError, ValueError):
     does not fit the current state.  Still a ``ValueError`` for callers that check arguments."""
 
 
+class LibraryError(QuireError):
+    """A request the library cannot carry out (an unknown source, a full disk); the message is for the person."""
+
+
 def traceback_of(exc: BaseException) -> str:
     """The formatted traceback of ``exc`` (with its causes), as Python prints it."""
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))

@@ -26,22 +26,19 @@ import hashlib
 import posixpath
 import time
 
-from quire.errors import QuireError
-from quire.extract import ExtractError, Limits, kind_of
-from quire.extract import MAX_BYTES
 from quire import ocr as ocr_pages
 from quire import originals
+from quire.errors import LibraryError
+from quire.extract import MAX_BYTES, ExtractError, Limits, kind_of
+from quire.library_index import StoredIndex
+from quire.model import location_label, parse_chunk_id
+from quire.passages import Passages
+from quire.repair import repair_index
+from quire.retrieval import segments
 from quire.retrieval.index import HybridIndex
 from quire.source_table import SourceTable
 from quire.store import StoreFullError, full_message
-from quire.library_index import StoredIndex
-from quire.model import location_label
-from quire.training import INDEX_KEY, LANGUAGES, TrainCancelled, Training  # noqa: F401 (INDEX_KEY: re-exported)
-
-
-class LibraryError(QuireError):
-    """A request the library cannot carry out; the message is for the person."""
-
+from quire.training import LANGUAGES, TrainCancelled, Trainer
 
 def _unique_name(name: str, taken: set[str]) -> str:
     """``notes.pdf`` -> ``notes (2).pdf`` when the name is taken by other content."""
@@ -54,36 +51,45 @@ def _unique_name(name: str, taken: set[str]) -> str:
     return f"{stem} ({n}){ext}"
 
 
-class Library(StoredIndex, Training):
-    """Sources, their chunks and the search index, over a ``quire.store`` store."""
+class Library:
+    """Sources, their passages and the search index, over a ``quire.store`` store.
 
-    def __init__(self, store, index: HybridIndex, sources: dict[str, dict], *,
+    It owns its collaborators and calls them: ``table`` (the source records by id),
+    ``passages`` (each trained source's chunk records, read once), ``stored`` (the index
+    and its stored form) and a ``Trainer`` (``train``)."""
+
+    def __init__(self, store, sources: dict[str, dict] | None = None, *,
                  chunk_size: int = 1000, overlap: int = 100, max_bytes: int = MAX_BYTES,
-                 keep_originals: bool = True, recognise=None, ocr_language: str = "auto"):
-        self.store, self.index, self._sources = store, index, sources  # a SourceTable (the setter makes one)
+                 keep_originals: bool = True, recognise=None, ocr_language: str = "auto",
+                 defer_vectors: bool = False):
+        self.store = store
+        self.table = sources or {}
         self.recognise = recognise  # the OCR engine (quire.ocr.Recognise), or None: scans stay "needs OCR"
         self.ocr_language = ocr_language
         self.chunk_size, self.overlap, self.max_bytes = chunk_size, overlap, max_bytes
         self.keep_originals = keep_originals
         self.limits = Limits()  # per-file caps for reading (unzip budget, PDF pages, seconds)
-        self._chunks_cache: dict[str, list[dict]] = {}
-        self._chunks_complete = False  # every trained source's chunks are in _chunks_cache
-        self._index_stale = False  # a failed write could not reload the index (fresh_index does)
         self.repaired: list[str] = []  # sources whose index entries open() had to rebuild
-        self._unsaved: list = []  # source records a repair changed (and vectors a migration moved), until save_index()
-        # The stored index must be rewritten whole (old single-blob format, unreadable): these keys go.
-        self._rewrite: list[str] | None = None
-        self.defer_vectors = False  # open() leaves attaching the cached vectors for later (the tab)
-        self._vectors_task = None
-        self._vectors_pending = None  # (source ids, index) whose vectors no one has read yet
+        self.passages = Passages(store)
+        self.stored = StoredIndex(store, self.passages, self.trained, self._commit, defer_vectors=defer_vectors)
+        self.trainer = Trainer(self)
 
     @property
-    def _sources(self) -> SourceTable:
+    def table(self) -> SourceTable:
+        """The source records by id.  A record is replaced, never changed in place."""
         return self._table
 
-    @_sources.setter
-    def _sources(self, records: dict[str, dict]) -> None:
+    @table.setter
+    def table(self, records: dict[str, dict]) -> None:
         self._table = records if isinstance(records, SourceTable) else SourceTable(records)
+
+    @property
+    def index(self) -> HybridIndex:
+        return self.stored.index
+
+    def trained(self) -> list[dict]:
+        """The trained source records."""
+        return [s for s in self._table.values() if s["status"] == "trained"]
 
     def sources_since(self, epoch: str | None = None, revision: int = 0) -> dict:
         """What changed in the source list since ``(epoch, revision)``, for a caller keeping
@@ -108,9 +114,8 @@ class Library(StoredIndex, Training):
         options.setdefault("keep_originals", saved.get("keep_originals", True))
         options.setdefault("ocr_language", saved.get("ocr_language", "auto"))
         sources = await store.all("sources")
-        library = cls(store, HybridIndex(), sources, **options)
-        library.defer_vectors = defer_vectors
-        await library._read_index()
+        library = cls(store, sources, defer_vectors=defer_vectors, **options)
+        await library.stored.read()
         library.repaired = await library.repair_index(save=False)
         if repair == "save" and library.needs_save:
             try:
@@ -119,17 +124,64 @@ class Library(StoredIndex, Training):
                 pass
         return library
 
+    # --------------------------------------------------------------- the index
+    @property
+    def needs_save(self) -> bool:
+        """A repair or a migration changed the index in memory only (``save_index`` stores it)."""
+        return bool(self.repaired) or self.stored.rewrite_due
+
+    @property
+    def merge_due(self) -> bool:
+        return self.stored.merge_due
+
+    async def repair_index(self, save: bool = True) -> list[str]:
+        """Make the index hold exactly the trained sources' passages (``quire.repair``):
+        the names of what it fixed.  With ``save`` the repair is stored at once; otherwise
+        ``save_index()`` stores it later."""
+        fixed, puts = await repair_index(self.index, self._table, self.store)
+        self.stored.hold(puts)
+        if fixed and save:
+            try:
+                await self.save_index()
+            except (OSError, LibraryError):  # a full disk: the repaired index still serves this session
+                pass
+        return fixed
+
+    async def fresh_index(self, vectors: bool = True) -> None:
+        await self.stored.fresh(vectors)
+
+    def start_vectors(self):
+        return self.stored.start_vectors()
+
+    async def vectors_ready(self) -> None:
+        await self.stored.vectors_ready()
+
+    async def save_index(self) -> None:
+        """Store what changed in the index in memory, with source records a repair changed."""
+        await self.stored.fresh()
+        await self.stored.save()
+
+    async def merge_index(self) -> dict:
+        return await self.stored.merge()
+
+    async def train(self, progress=None, cancelled=None) -> dict:
+        """Commit every staged source (``quire.training``): counts and per-file outcomes."""
+        return await self.trainer.train(progress, cancelled)
+
+    def pending(self) -> list[dict]:
+        return [s for s in self.sources() if s["status"] == "staged"]
+
     # ------------------------------------------------------------------ staging
     def sources(self) -> list[dict]:
-        return sorted(self._sources.values(), key=lambda s: (s["added"], s["name"]))
+        return sorted(self._table.values(), key=lambda s: (s["added"], s["name"]))
 
     def source(self, source_id: str) -> dict:
-        if source_id not in self._sources:
+        if source_id not in self._table:
             raise LibraryError(f"no source with id {source_id!r}")
-        return self._sources[source_id]
+        return self._table[source_id]
 
     def categories(self) -> list[str]:
-        return sorted({s["category"] for s in self._sources.values() if s.get("category")})
+        return sorted({s["category"] for s in self._table.values() if s.get("category")})
 
     async def stage(self, name: str, data: bytes, *, category: str | None = None,
                     language: str | None = None, force_ocr: bool = False, now: float | None = None) -> dict:
@@ -146,8 +198,8 @@ class Library(StoredIndex, Training):
         if language is not None and language not in LANGUAGES:
             raise LibraryError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}")
         added = now if now is not None else time.time()
-        staged = {s["sha256"]: s for s in self._sources.values() if s["status"] == "staged" and s.get("sha256")}
-        names = {s["name"] for s in self._sources.values() if s["status"] == "staged"}
+        staged = {s["sha256"]: s for s in self._table.values() if s["status"] == "staged" and s.get("sha256")}
+        names = {s["name"] for s in self._table.values() if s["status"] == "staged"}
         records, fresh, puts = [], {}, []
         for i, (name, data) in enumerate(files):
             record = self._new_record(name, data, category, language, force_ocr, added, i, staged, names)
@@ -155,7 +207,7 @@ class Library(StoredIndex, Training):
                 records.append(record)
                 continue
             if record["status"] == "staged":
-                if record["id"] in self._sources or record["id"] in fresh:  # identical content, already trained:
+                if record["id"] in self._table or record["id"] in fresh:  # identical content, already trained:
                     record["id"] = f"{record['sha256'][:16]}-again"  # Train will skip it
                 staged[record["sha256"]] = record
                 names.add(record["name"])
@@ -165,7 +217,7 @@ class Library(StoredIndex, Training):
             fresh[record["id"]] = record
             records.append(record)
         await self._commit(puts)
-        self._sources.update(fresh)
+        self._table.update(fresh)
         return records
 
     def _new_record(self, name, data, category, language, force_ocr, added, i, staged, names) -> dict:
@@ -202,27 +254,28 @@ class Library(StoredIndex, Training):
                   "language": None, "status": "failed", "error": reason, "units": 0, "chunks": 0,
                   "unit_label": None, "needs_ocr_pages": [], "warnings": [], "added": added, "trained": None}
         await self._commit([("sources", record["id"], record)])
-        self._sources[record["id"]] = record
+        self._table[record["id"]] = record
         return record
 
     async def set_keep_originals(self, keep: bool) -> dict:
         """Keeping originals lets citations show the source later; turning it off frees their
         space now (staged files keep theirs until Train, which needs them)."""
         self.keep_originals = bool(keep)
-        dropped = [] if keep else [s for s in self._sources.values() if s["status"] != "staged"]
+        dropped = [] if keep else [s for s in self._table.values() if s["status"] != "staged"]
         deletes = [d for s in dropped for d in originals.deletes(s["id"], s.get("size"))]
-        await self._commit([("settings", "library", self._library_settings())], deletes)
+        await self._commit([("settings", "library", self.settings())], deletes)
         return {"keep_originals": self.keep_originals, "removed": len(dropped)}
 
-    def _library_settings(self) -> dict:
+    def settings(self) -> dict:
+        """The library's stored settings."""
         return {"keep_originals": self.keep_originals, "ocr_language": self.ocr_language}
 
     async def set_ocr_language(self, choice: str) -> dict:
         if choice not in ocr_pages.CHOICES:
             raise LibraryError(f"OCR language must be one of {', '.join(ocr_pages.CHOICES)}")
         self.ocr_language = choice
-        await self._commit([("settings", "library", self._library_settings())])
-        return self._library_settings()
+        await self._commit([("settings", "library", self.settings())])
+        return self.settings()
 
     async def set_force_ocr(self, source_id: str, force: bool) -> dict:
         """Read every page of a PDF with OCR (for a bad text layer); it trains again on the next Train."""
@@ -235,7 +288,7 @@ class Library(StoredIndex, Training):
         if record["status"] == "trained":
             record["status"] = "staged"  # its old passages stay searchable until that Train
         await self._commit([("sources", source_id, record)])
-        self._sources[source_id] = record
+        self._table[source_id] = record
         return record
 
     async def set_language(self, source_id: str, language: str) -> dict:
@@ -251,10 +304,10 @@ class Library(StoredIndex, Training):
             # Its vectors go too; the embedding cache restores them without calling the model.
             self.index.add_chunks(source_id, [c["id"] for c in chunks], [c["text"] for c in chunks],
                                   category=record["category"], language=language)
-        await self._save(puts)
-        self._sources[source_id] = record
+        await self.stored.save(puts)
+        self._table[source_id] = record
         if record["status"] == "trained":
-            await self._attach_vectors([source_id], self.index)  # from the embedding cache, no model needed
+            await self.stored.attach_vectors([source_id], self.index)  # from the embedding cache, no model needed
         return record
 
     async def set_category(self, source_id: str, category: str | None) -> dict:
@@ -262,8 +315,8 @@ class Library(StoredIndex, Training):
         record = {**self.source(source_id), "category": (category or "").strip() or None}
         if record["status"] == "trained":
             self.index.set_category(source_id, record["category"])
-        await self._save([("sources", source_id, record)])
-        self._sources[source_id] = record
+        await self.stored.save([("sources", source_id, record)])
+        self._table[source_id] = record
         return record
 
     async def remove(self, source_id: str) -> dict:
@@ -273,33 +326,27 @@ class Library(StoredIndex, Training):
         deletes = [("sources", source_id), ("chunks", source_id), *originals.deletes(source_id, record.get("size"))]
         if record["status"] == "trained":
             self.index.remove_source(source_id)
-        await self._save((), deletes)
-        del self._sources[source_id]
-        self._chunks_cache.pop(source_id, None)
+        await self.stored.save((), deletes)
+        del self._table[source_id]
+        self.passages.drop(source_id)
         return record
 
     async def erase_all(self) -> None:
         await self.store.clear()
-        self._sources, self.index, self._chunks_cache = {}, HybridIndex(), {}
-        self._chunks_complete = False
+        self.table, self.stored.index = {}, HybridIndex()
+        self.passages.clear()
 
     # ------------------------------------------------------------------- search
     async def chunks_of(self, source_id: str) -> list[dict]:
-        if source_id not in self._chunks_cache:
-            self._chunks_cache[source_id] = await self.store.get("chunks", source_id) or []
-        return self._chunks_cache[source_id]
+        return await self.passages.of(source_id)
 
     async def load_chunks(self) -> None:
         """Warm the chunk cache for every trained source (one read per source).  Once done it
         stays complete (Train and removals keep it so), and later calls return at once: every
         search calls this, and walking thousands of sources cost more than the search."""
         await self.fresh_index()
-        if self._chunks_complete:
-            return
-        for s in self.sources():
-            if s["status"] == "trained":
-                await self.chunks_of(s["id"])
-        self._chunks_complete = True
+        if not self.passages.complete:
+            await self.passages.load([s["id"] for s in self.sources() if s["status"] == "trained"])
 
     def search(self, query: str, k: int = 7, scope=None, query_vector=None) -> list[dict]:
         """Ranked passages with source, location and the retrievers' details.
@@ -312,16 +359,17 @@ class Library(StoredIndex, Training):
         without reading all of them).  Without a query vector it does not wait for vectors."""
         await self.fresh_index(vectors=query_vector is not None)
         hits = self.index.search(query, k=k, scope=self._scope(scope), query_vector=query_vector)
-        for source_id in dict.fromkeys(h.id.rsplit(":", 1)[0] for h in hits):
-            await self.chunks_of(source_id)
+        for source_id in dict.fromkeys(parse_chunk_id(h.id)[0] for h in hits):
+            await self.passages.of(source_id)
         return self._present(hits)
 
     def _present(self, hits) -> list[dict]:
         out = []
         for rank, hit in enumerate(hits, 1):
-            source_id, n = hit.id.rsplit(":", 1)
-            chunk = (self._chunks_cache.get(source_id) or [])[int(n)] if self._chunks_cache.get(source_id) else None
-            source = self._sources.get(source_id, {})
+            source_id, n = parse_chunk_id(hit.id)
+            held = self.passages.get(source_id)
+            chunk = held[n] if held and n is not None and n < len(held) else None
+            source = self._table.get(source_id, {})
             out.append({"rank": rank, "chunk_id": hit.id, "source_id": source_id, "source": source.get("name"),
                         "location": chunk["location"] if chunk else {}, "location_label":
                         location_label(chunk["location"]) if chunk else "", "text": chunk["text"] if chunk else "",
@@ -338,6 +386,25 @@ class Library(StoredIndex, Training):
             return list(scope.get("sources") or []) or None
         return scope
 
+    async def restore(self, extra_puts=()) -> int:
+        """Write what this library holds into a store the browser recreated empty (after a
+        failed write on a full disk): trained sources whose passages are held, those passages,
+        the index and the settings, with ``extra_puts``, in one commit.  Trained sources whose
+        passages were never read are gone with the database.  Returns how many sources stay."""
+        kept = [s for s in self.trained() if self.passages.get(s["id"]) or not s.get("chunks")]
+        held = {s["id"] for s in kept}
+        for s in self.trained():
+            if s["id"] not in held:
+                self.index.remove_source(s["id"])
+        puts = [*extra_puts, *(("sources", s["id"], s) for s in kept),
+                *(("chunks", s["id"], self.passages.get(s["id"]) or []) for s in kept)]
+        self.index.stored = None  # the store holds none of it now
+        plan = segments.snapshot(self.index)
+        await self.store.commit([*puts, *plan.puts, ("settings", "library", self.settings())])
+        segments.apply(plan, self.index)
+        self.table = {s["id"]: s for s in kept}
+        return len(kept)
+
     # ----------------------------------------------------------------- helpers
     async def _commit(self, puts=(), deletes=()) -> None:
         try:
@@ -347,7 +414,7 @@ class Library(StoredIndex, Training):
 
     def largest(self, n: int = 3) -> list[tuple[str, int]]:
         """(name, bytes) of the biggest sources: what to remove when the disk is full."""
-        return sorted(((s["name"], int(s.get("size") or 0)) for s in self._sources.values()),
+        return sorted(((s["name"], int(s.get("size") or 0)) for s in self._table.values()),
                       key=lambda r: -r[1])[:n]
 
 

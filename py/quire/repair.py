@@ -25,22 +25,19 @@ from quire.model import parse_chunk_id
 def indexed_counts(index) -> dict[str, int]:
     """Live passages per source id in ``index`` (chunk ids are ``"<source id>:<n>"``)."""
     counts: dict[str, int] = {}
-    for chunk_id in index._serial_of:  # only live chunks are in it
+    for chunk_id in index.live_ids():
         sid = parse_chunk_id(chunk_id)[0]
         counts[sid] = counts.get(sid, 0) + 1
     return counts
 
 
-async def repair_index(library, save: bool = True) -> list[str]:
-    """Make ``library.index`` hold exactly the passages of its trained sources.
+async def repair_index(index, sources, store) -> tuple[list[str], list]:
+    """Make ``index`` hold exactly the passages of the trained records in ``sources`` (by id).
 
-    Returns the names (ids, for sources no longer listed) of what it fixed.  A trained
-    source whose passages were lost goes back to "staged" if its original is kept (the next
-    Train reads it again), else to "failed" saying to add it again.  With ``save`` the repair
-    is stored at once; otherwise ``library.save_index()`` stores it later."""
-    from quire.library import LibraryError
-
-    index, sources = library.index, library._sources
+    Returns the names (ids, for sources no longer listed) of what it fixed, and the source
+    records it changed, to be stored with the index.  A trained source whose passages were
+    lost goes back to "staged" if its original is kept (the next Train reads it again), else
+    to "failed" saying to add it again; ``sources`` gets the changed records at once."""
     indexed = indexed_counts(index)
     fixed, puts = [], []
     for sid in [s for s in indexed if s not in sources]:
@@ -49,7 +46,7 @@ async def repair_index(library, save: bool = True) -> list[str]:
     for sid, record in list(sources.items()):
         if record["status"] != "trained" or indexed.get(sid, 0) == record.get("chunks", 0) > 0:
             continue
-        chunks = await library.store.get("chunks", sid) or []
+        chunks = await store.get("chunks", sid) or []
         if chunks and indexed.get(sid, 0) == len(chunks):
             continue
         if chunks:
@@ -58,7 +55,7 @@ async def repair_index(library, save: bool = True) -> list[str]:
                              category=record.get("category"), language=record.get("language"))
         elif record.get("chunks", 0) > 0:
             index.remove_source(sid)
-            again = await library.store.get("originals", sid) is not None
+            again = await store.get("originals", sid) is not None
             record = {**record, "status": "staged" if again else "failed",
                       "error": None if again else "its passages were lost; add the file again"}
             sources[sid] = record
@@ -66,10 +63,4 @@ async def repair_index(library, save: bool = True) -> list[str]:
         else:
             continue  # trained with no passages (an empty file): nothing to index
         fixed.append(record["name"])
-    library._unsaved += puts
-    if fixed and save:
-        try:
-            await library.save_index()
-        except (OSError, LibraryError):  # a full disk: the repaired index still serves this session
-            pass
-    return fixed
+    return fixed, puts

@@ -23,7 +23,6 @@ from quire.extract import ExtractCancelled, ExtractError, read_steps
 from quire.retrieval.lang import detect_language
 
 Progress = Callable[[dict], None]
-INDEX_KEY = "hybrid"  # the whole index as one blob, before segments (read once, to migrate)
 LANGUAGES = ("en", "de", "other")
 YIELD_EVERY = 0.05  # seconds of reading between chances for the worker to hear a Cancel
 STEADY_FROM = 50  # a Train of more files than this reports each file's steps at most every STEADY_S
@@ -38,11 +37,12 @@ class TrainCancelled(QuireError):
     """Train was cancelled; nothing was committed."""
 
 
-class Training:
-    """``Library``'s Train: uses its store, index, sources, chunk settings and limits."""
+class Trainer:
+    """``Library.train``: the library owns one and lends it its store, stored index, source
+    table, passages and reading settings (chunk size, limits, OCR), all through public names."""
 
-    def pending(self) -> list[dict]:
-        return [s for s in self.sources() if s["status"] == "staged"]
+    def __init__(self, library):
+        self.library = library
 
     async def train(self, progress: Progress | None = None,
                     cancelled: Callable[[], bool] | None = None) -> dict:
@@ -52,11 +52,12 @@ class Training:
         one (a damaged file, a reader bug, MemoryError, a missing original) fails
         that file with the reason, and the others train.  Only a Cancel, or the
         final save, stops the whole Train; then nothing is changed."""
-        await self.fresh_index()
-        staged = self.pending()
+        lib = self.library
+        await lib.fresh_index()
+        staged = lib.pending()
         report = _steady(progress or (lambda event: None), len(staged))
-        by_sha = {s["sha256"]: s for s in self._sources.values() if s["status"] == "trained" and s["sha256"]}
-        by_name = {s["name"]: s for s in self._sources.values() if s["status"] == "trained"}
+        by_sha = {s["sha256"]: s for s in lib.table.values() if s["status"] == "trained" and s["sha256"]}
+        by_name = {s["name"]: s for s in lib.table.values() if s["status"] == "trained"}
         counts = {"added": 0, "changed": 0, "skipped": 0, "failed": 0, "files": []}
         puts, deletes, replaced = [], [], []
         indexed: dict[str, tuple[dict, list[dict]]] = {}  # source id -> (trained record, chunks) now in the index
@@ -78,7 +79,7 @@ class Training:
                 await _pause()  # let the worker hear a cancel between files
                 step = lambda e: report({**e, "file_index": i, "files": total})  # noqa: E731
                 try:
-                    data = await _prefetched(self.store, staged, i - 1, ahead)
+                    data = await _prefetched(lib.store, staged, i - 1, ahead)
                     trained, chunk_dicts = await self._train_one(record, step, cancelled, indexed, data)
                 except (TrainCancelled, ExtractCancelled, ocr_pages.OCRStopped) as exc:
                     raise TrainCancelled(f"Train was cancelled; nothing was changed ({exc})") from exc
@@ -91,7 +92,7 @@ class Training:
                     puts.append(("sources", record["id"], {**record, "status": "failed", "error": reason}))
                     deletes.extend(originals.deletes(record["id"], record.get("size")))
                     if record.get("trained"):  # read again (OCR) and failed: its old passages go too
-                        self.index.remove_source(record["id"])
+                        lib.index.remove_source(record["id"])
                         deletes.append(("chunks", record["id"]))
                     report({"stage": "failed", "file": name, "file_index": i, "files": total, "error": reason})
                     continue
@@ -104,7 +105,7 @@ class Training:
                 indexed[record["id"]] = (trained, chunk_dicts)
                 puts.append(("sources", record["id"], trained))
                 puts.append(("chunks", record["id"], chunk_dicts))
-                if not self.keep_originals:
+                if not lib.keep_originals:
                     deletes.extend(originals.deletes(record["id"], record.get("size")))
                 counts[outcome] += 1
                 counts["files"].append({"name": name, "outcome": outcome, "chunks": len(chunk_dicts)})
@@ -115,21 +116,22 @@ class Training:
             report({"stage": "index", "files": total, "chunks": sum(len(c) for _, c in indexed.values())})
             await asyncio.sleep(0)
             for old in replaced:
-                self.index.remove_source(old["id"])
+                lib.index.remove_source(old["id"])
                 deletes += [("sources", old["id"]), ("chunks", old["id"]), *originals.deletes(old["id"], old.get("size"))]
             report({"stage": "save", "files": total})
-            await self._save(puts, deletes, reload=False)  # the new rows as one segment, with everything else: one commit
+            await lib.stored.save(puts, deletes, reload=False)  # the new rows as one segment, with everything else: one commit
         except BaseException:
-            await self._reload_index()  # the in-memory index must match what is stored
+            await lib.stored.reload()  # the in-memory index must match what is stored
             raise
         for bucket, key in deletes:
             if bucket == "sources":
-                self._sources.pop(key, None)
-                self._chunks_cache.pop(key, None)
+                lib.table.pop(key, None)
+                lib.passages.drop(key)
         for bucket, key, value in puts:
             if bucket == "sources":
-                self._sources[key] = value
-        self._chunks_cache.update({source_id: chunks for source_id, (_, chunks) in indexed.items()})
+                lib.table[key] = value
+        for source_id, (_, chunks) in indexed.items():
+            lib.passages.keep(source_id, chunks)
         report({"stage": "done", "files": total, **{k: v for k, v in counts.items() if k != "files"}})
         return counts
 
@@ -140,13 +142,13 @@ class Training:
         Raises whatever went wrong; the index is then left without this source's
         passages (``done``: the sources this Train has already indexed).  ``data``: its
         original, if already read."""
-        name = record["name"]
+        name, lib = record["name"], self.library
         if data is None:
-            data = await originals.read(self.store, record["id"])
+            data = await originals.read(lib.store, record["id"])
         if data is None:
             raise ExtractError(f"the original of {name} was not saved (the browser refused to store it); "
                                "remove it and add the file again")
-        steps = read_steps(name, data, max_bytes=self.max_bytes, limits=self.limits, cancelled=cancelled)
+        steps = read_steps(name, data, max_bytes=lib.max_bytes, limits=lib.limits, cancelled=cancelled)
         paused = time.monotonic()
         while True:
             try:
@@ -159,10 +161,10 @@ class Training:
                 paused = time.monotonic()
         ocr_done, ocr_note = {}, None
         if extraction.kind in ("pdf", "image"):
-            lang = ocr_pages.tesseract_language(record["language"], self.ocr_language)
+            lang = ocr_pages.tesseract_language(record["language"], lib.ocr_language)
             try:
                 ocr_done = await ocr_pages.read_pages(
-                    extraction, record, data, self.recognise, self.store, lang=lang,
+                    extraction, record, data, lib.recognise, lib.store, lang=lang,
                     force=bool(record.get("force_ocr")), cancelled=cancelled, report=report)
             except ocr_pages.OCRUnavailable as exc:
                 ocr_note = f"{exc}: scanned pages stay unsearchable"
@@ -173,7 +175,7 @@ class Training:
                 ocr_note = f"OCR failed ({exc}); scanned pages stay unsearchable"
         del data
         report({"stage": "chunk", "file": name, "units": len(extraction.units)})
-        chunks = chunk_units(record["id"], extraction.units, self.chunk_size, self.overlap)
+        chunks = chunk_units(record["id"], extraction.units, lib.chunk_size, lib.overlap)
         language = record["language"] or detect_language(" ".join(c.text for c in chunks[:20]))
         if language not in LANGUAGES:
             language = "other"
@@ -185,8 +187,8 @@ class Training:
                                f"one file ({MAX_CHUNKS_VALUE / 2**20:.0f} MB); split it into smaller files")
         await _pause()
         try:
-            self.index.remove_source(record["id"])  # a source read again replaces its own passages
-            self.index.add_chunks(record["id"], [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
+            lib.index.remove_source(record["id"])  # a source read again replaces its own passages
+            lib.index.add_chunks(record["id"], [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
                                   category=record["category"], language=language)
         except BaseException:
             await self._rebuild_index(done)  # a half-added source must not stay in the index
@@ -203,10 +205,11 @@ class Training:
 
     async def _rebuild_index(self, done: dict[str, tuple[dict, list[dict]]]) -> None:
         """The stored index plus the sources this Train has indexed so far."""
-        await self._reload_index()
+        await self.library.stored.reload()
+        index = self.library.index
         for source_id, (record, chunk_dicts) in done.items():
-            self.index.remove_source(source_id)
-            self.index.add_chunks(source_id, [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
+            index.remove_source(source_id)
+            index.add_chunks(source_id, [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
                                   category=record["category"], language=record["language"])
 
 def _unexpected(name: str, exc: BaseException) -> str:

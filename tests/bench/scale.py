@@ -114,7 +114,7 @@ async def cpython(srcs, qs, dim: int, workdir: Path) -> dict:
     r["passages"] = lib.index.n_chunks
     # Vectors, as embedding writes them: the cache only, then the index's manifest.
     t, Metered.written = time.perf_counter(), 0
-    ids = sorted(lib.index._serial_of)
+    ids = sorted(lib.index.live_ids())
     rng = np.random.default_rng(0)
     for start in range(0, len(ids), 5000):
         batch = ids[start:start + 5000]
@@ -139,7 +139,7 @@ async def cpython(srcs, qs, dim: int, workdir: Path) -> dict:
     # Storage against the raw parts.
     usage = await q.store.usage()
     await lib.load_chunks()
-    text = sum(len(c["text"].encode()) for s in lib.sources() for c in lib._chunks_cache.get(s["id"], []))
+    text = sum(len(c["text"].encode()) for s in lib.sources() for c in (lib.passages.get(s["id"]) or []))
     lib.index.bm25._refresh()
     postings = int(lib.index.bm25._counts.indices.shape[0]) * 6
     vectors = lib.index.dense.n_live * dim * 4
@@ -201,7 +201,7 @@ VECTORS = """
 import numpy as np, quire.browser as b
 from quire.retrieval.dense import cache_key
 e = b._engine; lib = e.library
-ids = sorted(lib.index._serial_of)
+ids = sorted(lib.index.live_ids())
 rng = np.random.default_rng(0)
 for start in range(0, len(ids), 5000):
     batch = ids[start:start + 5000]
@@ -231,7 +231,7 @@ STORAGE = """
 import quire.browser as b
 e = b._engine; lib = e.library
 await lib.load_chunks()
-text = sum(len(c["text"].encode()) for s in lib.sources() for c in lib._chunks_cache.get(s["id"], []))
+text = sum(len(c["text"].encode()) for s in lib.sources() for c in (lib.passages.get(s["id"]) or []))
 lib.index.bm25._refresh()
 [text, int(lib.index.bm25._counts.indices.shape[0]) * 6, lib.index.dense.n_live, lib.index.dense.dim or 0]
 """

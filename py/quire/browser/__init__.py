@@ -18,10 +18,9 @@ from pyodide.ffi import JsException, to_js
 
 from quire import errors
 from quire.app import Quire
-from quire.library import LibraryError
+from quire.errors import LibraryError
 from quire.services import Context
 from quire.library import Library
-from quire.retrieval import segments
 from quire.store import BUCKETS, StoreError, StoreFullError, full_message
 from quire.browser import eviction
 from quire.browser.fetch import FetchTransport, probe
@@ -122,30 +121,15 @@ async def _restore(engine) -> bool:
     study items, progress and settings.  Originals, vectors and the OCR cache are gone."""
     if not js.QuireStore.library.recreated(False):
         return False
-    lib = engine.library
-    # Only passages this tab holds can be saved again (they are read in the background after
-    # the engine starts; a source whose passages were not read yet is gone with the database).
-    held = lib._chunks_cache
-    trained = [s for s in lib.sources() if s["status"] == "trained" and (held.get(s["id"]) or not s.get("chunks"))]
-    for s in lib.sources():
-        if s["status"] == "trained" and s not in trained:
-            lib.index.remove_source(s["id"])
-    puts = [("sources", s["id"], s) for s in trained] + [("chunks", s["id"], held.get(s["id"]) or []) for s in trained]
     mirror = engine.store.mirrored()
-    puts = mirror + puts
-    lib.index.stored = None  # the store holds none of it now
-    index = segments.snapshot(lib.index)
-    puts += index.puts + [("settings", "library", lib._library_settings())]
     store, stamping = engine.store, engine.store.stamping
     store.stamping = True
     try:
-        await store.commit(puts)
+        trained = await engine.library.restore(mirror)
     finally:
         store.stamping = stamping
-    segments.apply(index, lib.index)
-    lib._sources = {s["id"]: s for s in trained}
     js.QuireStore.library.recreated(True)
-    js.console.warn(f"Quire: the browser had deleted its stored data; {len(trained)} trained sources and "
+    js.console.warn(f"Quire: the browser had deleted its stored data; {trained} trained sources and "
                     f"{len(mirror)} chats, study items and settings were saved again")
     return True
 

@@ -133,6 +133,11 @@ class DenseIndex:
     def row_of(self, doc_id) -> int | None:
         return self._row_of.get(doc_id)
 
+    def vector(self, doc_id):
+        """``doc_id``'s vector (a view into the matrix), or None."""
+        row = self._row_of.get(doc_id)
+        return None if row is None else self._matrix[row]
+
     def nbytes(self) -> int:
         return self._matrix[: self._n].nbytes + self._ids.nbytes + self._alive.nbytes
 

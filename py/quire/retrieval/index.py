@@ -15,10 +15,10 @@ contains) and, with vectors, why the dense side did or did not rank it
 (``dense_status``: ranked, below-floor, beyond-top, no-vector, off).
 
 >>> index = HybridIndex()
->>> index.add_chunks("s1", ["s1#0", "s1#1"], ["Error 404B means the page moved.", "Cats sleep a lot."], language="en")
->>> index.add_chunks("s2", ["s2#0"], ["Die Häuser stehen am Fluss."], language="de", category="notes")
+>>> index.add_chunks("s1", ["s1:0", "s1:1"], ["Error 404B means the page moved.", "Cats sleep a lot."], language="en")
+>>> index.add_chunks("s2", ["s2:0"], ["Die Häuser stehen am Fluss."], language="de", category="notes")
 >>> [h.id for h in index.search("404B")], [h.id for h in index.search("Haus")]
-(['s1#0'], ['s2#0'])
+(['s1:0'], ['s2:0'])
 >>> index.search("error", scope="notes")
 []
 """
@@ -162,8 +162,17 @@ class HybridIndex:
 
     def missing_vectors(self) -> list[str]:
         """Live chunk ids without a vector."""
-        have = set(self.dense._row_of)
-        return [c for c, s in self._serial_of.items() if s not in have]
+        have = self.dense.row_of
+        return [c for c, s in self._serial_of.items() if have(s) is None]
+
+    def live_ids(self):
+        """The chunk ids of every live passage (a view: do not change the index while walking it)."""
+        return self._serial_of.keys()
+
+    def vector_of(self, chunk_id: str):
+        """The vector attached to a live passage, or None."""
+        serial = self._serial_of.get(chunk_id)
+        return None if serial is None else self.dense.vector(serial)
 
     @property
     def n_chunks(self) -> int:

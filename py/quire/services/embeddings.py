@@ -2,7 +2,7 @@
 
 Vectors live once, in the ``vectors`` bucket keyed by model and chunk hash: the cache that
 makes re-Train never re-embed unchanged text (even in a changed file), and what opening
-attaches to the index (``Library._attach_vectors``), so reopening needs no model either.
+attaches to the index (``StoredIndex.attach_vectors``), so reopening needs no model either.
 Embedding writes the new vectors and, when the model changed, the index's small manifest;
 never the index itself.  Without a model server, search stays keyword-only and says so.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from quire.library import LibraryError, TrainCancelled
+from quire.errors import LibraryError
+from quire.training import TrainCancelled
 from quire.llm.events import LLMError
 from quire.retrieval.dense import cache_key
 
@@ -56,7 +57,7 @@ class Embedder:
             raise LibraryError("Choose an embedding model in Settings first.")
         await self.engine.library.vectors_ready()
         index = self.index
-        todo = index.missing_vectors() if index.dense_model == model else list(index._serial_of)
+        todo = index.missing_vectors() if index.dense_model == model else list(index.live_ids())
         chunks = await self._chunk_map()
         todo = [c for c in todo if c in chunks]
         llm = self.engine.llm

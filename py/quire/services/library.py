@@ -41,7 +41,7 @@ METHODS = {
     "setForceOcr": lambda engine, ctx, source_id, force: engine.library.set_force_ocr(source_id, force),
     "setOcrLanguage": lambda engine, ctx, choice: engine.library.set_ocr_language(choice),
     "setLanguage": lambda engine, ctx, source_id, language: engine.set_language(source_id, language),
-    "librarySettings": lambda engine, ctx: engine.library._library_settings(),
+    "librarySettings": lambda engine, ctx: engine.library.settings(),
     "setKeepOriginals": lambda engine, ctx, keep: engine.set_keep_originals(keep),
     "eraseAll": lambda engine, ctx: engine.erase_all(),
     "chunks": lambda engine, ctx, source_id: engine.chunks(source_id),

@@ -33,7 +33,8 @@ import base64
 import time
 
 from quire import vault, vault_settings
-from quire.library import Library, LibraryError
+from quire.errors import LibraryError
+from quire.library import Library
 from quire.retrieval import segments
 from quire.services.llm import DEFAULTS as LLM_DEFAULTS, SETTINGS_KEY as LLM_KEY
 from quire.store import BUCKETS, StoreFullError
