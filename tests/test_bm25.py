@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from quire.retrieval.bm25 import BM25Index, _Postings, stable_order
+from quire.retrieval.bm25 import BM25Index, Postings, stable_order
 from quire.retrieval.select import top_k
 
 
@@ -190,7 +190,7 @@ def test_postings_sum_duplicates_whatever_the_input_order(shuffled):
     if shuffled:
         perm = rng.permutation(20_000)
         rows, cols, counts = rows[perm], cols[perm], counts[perm]
-    p = _Postings.from_pairs(rows, cols, counts, 400, 90_000)
+    p = Postings.from_pairs(rows, cols, counts, 400, 90_000)
     dense = np.zeros((400, 90_000), dtype=np.int64)
     np.add.at(dense, (rows, cols), counts)
     got = np.zeros_like(dense)
@@ -230,13 +230,13 @@ def test_a_search_after_an_edit_weighs_only_the_query_terms_postings(edit, monke
         index.remove([0, 17, 250])
     seen = _weighed_columns(index, monkeypatch)
     scores = index.scores(["w3", "w9", "w3", "unknown"])
-    assert sorted(set(seen)) == sorted({index._vocab["w3"], index._vocab["w9"]})
+    assert sorted(set(seen)) == sorted({index.vocab["w3"], index.vocab["w9"]})
     weights, _ = index._all_weights()
     c = index._counts
     cols = np.repeat(np.arange(c.n_cols), np.diff(c.indptr))
     full = np.zeros(index.ids.shape[0])
     for term, times in (("w3", 2), ("w9", 1)):
-        on = cols == index._vocab[term]
+        on = cols == index.vocab[term]
         np.add.at(full, c.indices[on], weights[on] * times)
     np.testing.assert_allclose(scores, full, rtol=1e-6)
     if edit == "remove":

@@ -42,7 +42,7 @@ def where(hits):
 
 def test_sources_get_their_languages(library):
     name = {s["id"]: s["name"] for s in library.sources()}
-    assert {name[s["id"]]: s["language"] for s in library.index._sources} == {
+    assert {name[s["id"]]: s["language"] for s in library.index.by_code} == {
         "N18-3011.pdf": "en", "2020.acl-main.207.pdf": "en", "federal-register-2020-17221.pdf": "en", GERMAN: "de"}
 
 

@@ -21,7 +21,7 @@ from quire.library import Library
 from quire.library_index import INDEX_KEY
 from quire.llm.transport import BlockingAsyncTransport
 from quire.retrieval import segments
-from quire.retrieval.bm25 import _Postings
+from quire.retrieval.bm25 import Postings
 from quire.retrieval.index import HybridIndex
 from quire.store import MemoryStore, SQLiteStore, StoreFullError
 
@@ -266,9 +266,9 @@ def test_appended_postings_equal_a_full_rebuild():
         c = rnd.integers(0, cols, rows.shape[0])
         new_rows = rnd.integers(n_old, n_old + n_new, 300)
         new_cols = rnd.integers(0, cols + 4, 300)
-        base = _Postings.from_pairs(rows, c, np.ones(rows.shape[0], np.int64), n_old, cols)
+        base = Postings.from_pairs(rows, c, np.ones(rows.shape[0], np.int64), n_old, cols)
         got = base.appended(new_rows, new_cols, np.ones(300, np.int64), n_old + n_new, cols + 4)
-        want = _Postings.from_pairs(np.concatenate([rows, new_rows]), np.concatenate([c, new_cols]),
+        want = Postings.from_pairs(np.concatenate([rows, new_rows]), np.concatenate([c, new_cols]),
                                     np.ones(rows.shape[0] + 300, np.int64), n_old + n_new, cols + 4)
         assert got.indptr.tolist() == want.indptr.tolist()
         assert got.indices.tolist() == want.indices.tolist() and got.data.tolist() == want.data.tolist()
@@ -292,7 +292,7 @@ def test_a_source_trained_empty_stays_in_the_reopened_index():
         p = segments.plan(index)
         await store.commit(p.puts, p.deletes)
         copy = segments.load(await store.all("index"))
-        return sorted(copy._code_of), [h.id for h in copy.search("basalt")]
+        return sorted(copy.code_of), [h.id for h in copy.search("basalt")]
 
     assert run(go()) == (["empty", "full"], ["full:0"])
 
@@ -436,7 +436,7 @@ def test_a_save_compares_only_the_changed_sources_and_the_store_stays_exact():
 
     def full(index) -> dict:
         return {s["id"]: {"gens": list(s.get("gens") or []), "category": s["category"], "language": s["language"]}
-                for s in index._sources if s["live"]}
+                for s in index.by_code if s["live"]}
 
     async def go():
         store = MemoryStore()

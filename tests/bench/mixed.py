@@ -255,7 +255,7 @@ def main() -> None:
             for source in q.library.sources():
                 for chunk in asyncio.run(q.library.chunks_of(source["id"])):
                     where[chunk["id"]] = {"source": source["name"], "location": chunk["location"]}
-            dense = lambda text: [where[index._chunk_ids[s]] for s, _ in index.dense.search(qvecs[text], 10)]  # noqa: E731
+            dense = lambda text: [where[index.row_ids[s]] for s, _ in index.dense.search(qvecs[text], 10)]  # noqa: E731
             r = results["dense-only"] = score(QUESTIONS, dense)
             print(f"{'e5 alone':<18}{r['hit@1']:>8.3f}{r['hit@3']:>8.3f}{r['mrr@10']:>8.3f}{r['foreign_top3']:>15}")
     w = results["weak"]

@@ -70,10 +70,10 @@ def stable_order(values: np.ndarray) -> np.ndarray:
             return order
 
 
-class _Postings:
+class Postings:
     """CSC without scipy: rows of term ``c`` are ``indices[indptr[c]:indptr[c + 1]]``, sorted.
 
-    >>> p = _Postings.from_pairs(np.array([0, 1, 1, 0]), np.array([1, 0, 0, 1]), np.array([1, 1, 1, 1]), 2, 2)
+    >>> p = Postings.from_pairs(np.array([0, 1, 1, 0]), np.array([1, 0, 0, 1]), np.array([1, 1, 1, 1]), 2, 2)
     >>> p.indptr.tolist(), p.indices.tolist(), p.data.tolist()
     ([0, 1, 2], [1, 0], [2, 2])
     """
@@ -88,11 +88,11 @@ class _Postings:
         return self.indptr.shape[0] - 1
 
     @classmethod
-    def empty(cls) -> "_Postings":
+    def empty(cls) -> "Postings":
         return cls(np.empty(0, np.uint16), np.empty(0, np.int32), np.zeros(1, np.int64), 0)
 
     @classmethod
-    def from_pairs(cls, rows, cols, counts, n_rows: int, n_cols: int) -> "_Postings":
+    def from_pairs(cls, rows, cols, counts, n_rows: int, n_cols: int) -> "Postings":
         """Sum duplicate (row, col) pairs and lay them out column-major.
 
         Sorting is by 16-bit radix passes (:func:`stable_order`): by column only when rows
@@ -117,19 +117,19 @@ class _Postings:
         indptr = np.concatenate(([0], np.cumsum(np.bincount(cols.astype(np.intp), minlength=n_cols)))).astype(np.int64)
         return cls(np.minimum(counts, _TF_MAX).astype(np.uint16), rows.astype(np.int32), indptr, n_rows)
 
-    def appended(self, rows, cols, counts, n_rows: int, n_cols: int) -> "_Postings":
+    def appended(self, rows, cols, counts, n_rows: int, n_cols: int) -> "Postings":
         """These postings plus new ones whose rows all come after the existing rows.
 
         No sort of the whole: each column keeps its old postings and gets the new ones
         after them, placed by a counting scatter (O(postings)).  Adding a 10-page PDF
         to 100k chunks re-sorted all 16.6M postings before.
 
-        >>> p = _Postings.from_pairs(np.array([0, 1]), np.array([1, 0]), np.array([1, 1]), 2, 2)
+        >>> p = Postings.from_pairs(np.array([0, 1]), np.array([1, 0]), np.array([1, 1]), 2, 2)
         >>> q = p.appended(np.array([2, 2, 3]), np.array([1, 2, 1]), np.array([1, 1, 1]), 4, 3)
         >>> q.indptr.tolist(), q.indices.tolist()
         ([0, 1, 4, 5], [1, 0, 2, 3, 2])
         """
-        new = _Postings.from_pairs(rows, cols, counts, n_rows, n_cols)
+        new = Postings.from_pairs(rows, cols, counts, n_rows, n_cols)
         old_counts = np.zeros(n_cols, dtype=np.int64)
         old_counts[: self.n_cols] = np.diff(self.indptr)
         new_counts = np.diff(new.indptr)
@@ -144,7 +144,7 @@ class _Postings:
         shift_new = indptr[:-1] + old_counts - new.indptr[:-1]
         dest = np.arange(new.indices.shape[0], dtype=np.int64) + np.repeat(shift_new, new_counts.astype(np.intp))
         data[dest], indices[dest] = new.data, new.indices
-        return _Postings(data, indices, indptr, n_rows)
+        return Postings(data, indices, indptr, n_rows)
 
     def pairs(self):
         cols = np.repeat(np.arange(self.n_cols, dtype=np.int32), np.diff(self.indptr).astype(np.intp))
@@ -156,13 +156,13 @@ class BM25Index:
         if k1 < 0 or not 0 <= b <= 1 or not 0 < compact_at <= 1:
             raise ValueError("need k1 >= 0, 0 <= b <= 1, 0 < compact_at <= 1")
         self.k1, self.b, self.compact_at = float(k1), float(b), float(compact_at)
-        self._vocab: defaultdict[str, int] = defaultdict()
-        self._vocab.default_factory = self._vocab.__len__  # unseen term -> next column, at C speed
+        self.vocab: defaultdict[str, int] = defaultdict()
+        self.vocab.default_factory = self.vocab.__len__  # unseen term -> next column, at C speed
         self._ids = np.empty(0, dtype=np.int64)
         self._row_of: dict = {}
         self._alive = np.empty(0, dtype=bool)
         self._dl = np.empty(0, dtype=np.int32)
-        self._counts = _Postings.empty()
+        self._counts = Postings.empty()
         self._tail: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, cols) of added documents
         self._norm = np.empty(0, dtype=np.float64)  # per row: k1 * (1 - b + b * |d| / avgdl)
         self._n_live = 0  # N as of the last refresh
@@ -188,7 +188,7 @@ class BM25Index:
         if dupes or len(set(new_ids.tolist())) != len(token_lists):
             raise ValueError(f"duplicate ids: {dupes[:5] or 'within the batch'}")
         lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
-        cols = np.fromiter(map(self._vocab.__getitem__, chain.from_iterable(token_lists)), dtype=np.int32, count=int(lengths.sum()))
+        cols = np.fromiter(map(self.vocab.__getitem__, chain.from_iterable(token_lists)), dtype=np.int32, count=int(lengths.sum()))
         start = self._ids.shape[0]
         rows = np.repeat(np.arange(start, start + len(token_lists), dtype=np.int64), lengths.astype(np.intp))
         self._ids = np.concatenate((self._ids, new_ids)) if start else new_ids
@@ -217,7 +217,7 @@ class BM25Index:
         new_row = np.cumsum(self._alive) - 1
         rows, cols, counts = self._counts.pairs()
         live = self._alive[rows]
-        self._counts = _Postings.from_pairs(new_row[rows[live]], cols[live], counts[live], keep.shape[0], len(self._vocab))
+        self._counts = Postings.from_pairs(new_row[rows[live]], cols[live], counts[live], keep.shape[0], len(self.vocab))
         self._ids, self._dl = self._ids[keep], self._dl[keep]
         self._alive = np.ones(keep.shape[0], dtype=bool)
         self._row_of = dict(zip(self._ids.tolist(), range(keep.shape[0])))
@@ -242,7 +242,7 @@ class BM25Index:
         self._refresh()
         n = self._alive.shape[0]
         counts = Counter(query_tokens)
-        cols = [(self._vocab.get(t), m) for t, m in counts.items()]
+        cols = [(self.vocab.get(t), m) for t, m in counts.items()]
         cols = [(c, m) for c, m in cols if c is not None and c < self._counts.n_cols]
         if not cols or n == 0:
             return np.zeros(n)
@@ -279,7 +279,7 @@ class BM25Index:
         unseen = float(np.log1p((len(self._row_of) + 0.5) / 0.5))
         out = {}
         for t in dict.fromkeys(query_tokens):
-            c = self._vocab.get(t)
+            c = self.vocab.get(t)
             out[t] = float(self._column_idf(c)) if c is not None and c < self._counts.n_cols else unseen
         return out
 
@@ -296,7 +296,7 @@ class BM25Index:
         out: list[set[str]] = [set() for _ in rows]
         indptr, indices = self._counts.indptr, self._counts.indices
         for t in dict.fromkeys(query_tokens):
-            c = self._vocab.get(t)
+            c = self.vocab.get(t)
             if c is None or c >= indptr.shape[0] - 1:
                 continue
             postings = indices[indptr[c]:indptr[c + 1]]
@@ -313,7 +313,7 @@ class BM25Index:
         rows = np.concatenate([r for r, _ in self._tail])
         cols = np.concatenate([c for _, c in self._tail])
         self._counts = self._counts.appended(rows, cols, np.ones(rows.shape[0], np.int64),
-                                             self._ids.shape[0], len(self._vocab))
+                                             self._ids.shape[0], len(self.vocab))
         self._tail = []
 
     def _refresh(self) -> None:
@@ -380,7 +380,7 @@ class BM25Index:
             buf,
             format=np.array([_FORMAT]),
             params=np.array([self.k1, self.b, self.compact_at]),
-            vocab=np.frombuffer(json.dumps(list(self._vocab)).encode(), dtype=np.uint8),
+            vocab=np.frombuffer(json.dumps(list(self.vocab)).encode(), dtype=np.uint8),
             ids=ids if ids.dtype.kind != "U" else np.frombuffer(json.dumps(ids.tolist()).encode(), dtype=np.uint8),
             ids_are_str=np.array([ids.dtype.kind == "U"]),
             alive=self._alive, dl=self._dl, indptr=c.indptr, indices=c.indices, data=c.data,
@@ -396,28 +396,28 @@ class BM25Index:
         k1, b, compact_at = z["params"].tolist()
         self = cls(k1=k1, b=b, compact_at=compact_at)
         terms = json.loads(z["vocab"].tobytes())
-        self._vocab.update(zip(terms, range(len(terms))))
+        self.vocab.update(zip(terms, range(len(terms))))
         self._ids = np.array(json.loads(z["ids"].tobytes())) if z["ids_are_str"][0] else z["ids"]
         self._alive, self._dl = z["alive"], z["dl"]
         self._row_of = {i: r for r, i in enumerate(self._ids.tolist()) if self._alive[r]}
-        self._counts = _Postings(z["data"], z["indices"], z["indptr"], self._ids.shape[0])
+        self._counts = Postings(z["data"], z["indices"], z["indptr"], self._ids.shape[0])
         self._stale = True  # N, avgdl and the norms: O(rows) on the first search
         return self
 
 
-def from_parts(terms: list[str], ids: np.ndarray, alive: np.ndarray, dl: np.ndarray, postings: _Postings,
+def from_parts(terms: list[str], ids: np.ndarray, alive: np.ndarray, dl: np.ndarray, postings: Postings,
                k1: float = K1, b: float = B) -> BM25Index:
     """A BM25Index over stored postings (``quire.retrieval.segments``): nothing re-tokenized or
     re-sorted; the first search refreshes N, avgdl and the row norms (O(rows))."""
     index = BM25Index(k1=k1, b=b)
-    index._vocab.update(zip(terms, range(len(terms))))
+    index.vocab.update(zip(terms, range(len(terms))))
     index._ids, index._alive, index._dl, index._counts = ids, alive, dl, postings
     index._row_of = dict(zip(ids[alive].tolist(), np.flatnonzero(alive).tolist()))
     index._stale = True
     return index
 
 
-def live_postings(index: BM25Index) -> tuple[np.ndarray, np.ndarray, _Postings]:
+def live_postings(index: BM25Index) -> tuple[np.ndarray, np.ndarray, Postings]:
     """``(ids, dl, postings)`` of the live rows only, renumbered (what a merged segment stores)."""
     index._merge_tail()
     keep = np.flatnonzero(index._alive)
@@ -429,5 +429,5 @@ def live_postings(index: BM25Index) -> tuple[np.ndarray, np.ndarray, _Postings]:
     cols = np.repeat(np.arange(c.n_cols, dtype=np.int64), np.diff(c.indptr).astype(np.intp))[live]
     indptr = np.zeros(c.n_cols + 1, dtype=np.int64)
     np.cumsum(np.bincount(cols.astype(np.intp), minlength=c.n_cols), out=indptr[1:])
-    postings = _Postings(c.data[live], new_row[c.indices[live]].astype(np.int32), indptr, keep.shape[0])
+    postings = Postings(c.data[live], new_row[c.indices[live]].astype(np.int32), indptr, keep.shape[0])
     return index._ids[keep], index._dl[keep], postings

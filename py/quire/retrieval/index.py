@@ -67,21 +67,23 @@ class HybridIndex:
         self.bm25.added = []
         self.dense = DenseIndex()
         self.dense_model: str | None = None  # the embedding model the dense vectors came from
-        self._chunk_ids: list[str] = []  # serial -> chunk id; retrievers store serials
-        self._serial_of: dict[str, int] = {}
-        self._source_of = np.empty(0, dtype=np.int32)  # serial -> source code
+        # The rows and sources below are public for quire.retrieval.segments, the index's stored
+        # form, which reads them to save and sets them to load; nothing else changes them.
+        self.row_ids: list[str] = []  # serial -> chunk id; retrievers store serials
+        self.serial_of: dict[str, int] = {}
+        self.row_source = np.empty(0, dtype=np.int32)  # serial -> source code
         # serial -> sha256 of the chunk's text (zeros: not known, an index saved before them):
         # the embedding cache's key, so opening attaches vectors without reading any passage.
-        self._hashes = np.empty((0, 32), dtype=np.uint8)
-        self._sources: list[dict] = []  # code -> {"id", "category", "language", "live"}
-        self._code_of: dict[str, int] = {}
+        self.row_hashes = np.empty((0, 32), dtype=np.uint8)
+        self.by_code: list[dict] = []  # code -> {"id", "category", "language", "live"}
+        self.code_of: dict[str, int] = {}
         # Rows added since the last save, as (code, chunk ids, token counts, term columns, hashes):
         # the next save writes them as one segment (quire.retrieval.segments).
-        self._unsaved: list[tuple[int, list[str], np.ndarray, np.ndarray, np.ndarray]] = []
+        self.unsaved_rows: list[tuple[int, list[str], np.ndarray, np.ndarray, np.ndarray]] = []
         self.stored = None  # segments.Stored: what the store holds, to write only the difference
         # Source codes changed since the last save (None: unknown, every source is compared):
         # a save of one rename among 20,000 sources compares one record, not 20,000.
-        self._touched: set[int] | None = None
+        self.touched: set[int] | None = None
 
     def tokenizer(self, language: str) -> Tokenizer:
         if language not in self.tokenizers:
@@ -96,12 +98,12 @@ class HybridIndex:
         if key not in self._query_tokenizers:
             own = self.tokenizer(language)
             self._query_tokenizers[key] = Tokenizer(language, stopwords=own.stopwords | extra,
-                                                    stem=own._stem_word is not None)
+                                                    stem=own.stems)
         return self._query_tokenizers[key]
 
     def query_terms(self, query: str) -> dict[str, list[str]]:
         """``{language: terms}`` the query is scored with, per language in the library."""
-        present = sorted({s["language"] for s in self._sources if s["live"]})
+        present = sorted({s["language"] for s in self.by_code if s["live"]})
         return query_terms(query, present, self.query_tokenizer, self.query_stopwords)
 
     # -- building -------------------------------------------------------
@@ -112,38 +114,38 @@ class HybridIndex:
         chunk_ids, texts = list(chunk_ids), list(texts)
         if len(chunk_ids) != len(texts):
             raise ValueError(f"{len(chunk_ids)} chunk ids for {len(texts)} texts")
-        clash = [c for c in chunk_ids if c in self._serial_of]
+        clash = [c for c in chunk_ids if c in self.serial_of]
         if clash or len(set(chunk_ids)) != len(chunk_ids):
             raise ValueError(f"duplicate chunk ids: {clash[:5] or 'within the batch'}")
-        code = self._code_of.get(source_id)
+        code = self.code_of.get(source_id)
         if code is None:
             language = language or detect_language(" ".join(texts[:_DETECT_SAMPLE]))
-            code = self._code_of[source_id] = len(self._sources)
-            self._sources.append({"id": source_id, "category": category, "language": language, "live": True,
+            code = self.code_of[source_id] = len(self.by_code)
+            self.by_code.append({"id": source_id, "category": category, "language": language, "live": True,
                                   "gens": []})
         elif category is not None:
-            self._sources[code]["category"] = category
+            self.by_code[code]["category"] = category
         self._touch(code)
-        tokenize = self.tokenizer(self._sources[code]["language"])
-        serials = list(range(len(self._chunk_ids), len(self._chunk_ids) + len(chunk_ids)))
+        tokenize = self.tokenizer(self.by_code[code]["language"])
+        serials = list(range(len(self.row_ids), len(self.row_ids) + len(chunk_ids)))
         if vectors is not None:
             self.dense.add(serials, vectors)  # first: it validates shapes before anything is committed
         self.bm25.add(serials, [tokenize(t) + defined_terms(t, tokenize) for t in texts])
         digests = text_hashes(texts)
         if chunk_ids:
             lengths, cols = self.bm25.added.pop()
-            self._unsaved.append((code, chunk_ids, lengths, cols, digests))
-        self._chunk_ids.extend(chunk_ids)
-        self._serial_of.update(zip(chunk_ids, serials))
-        self._source_of = np.concatenate((self._source_of, np.full(len(serials), code, dtype=np.int32)))
-        self._hashes = np.concatenate((self._hashes, digests))
+            self.unsaved_rows.append((code, chunk_ids, lengths, cols, digests))
+        self.row_ids.extend(chunk_ids)
+        self.serial_of.update(zip(chunk_ids, serials))
+        self.row_source = np.concatenate((self.row_source, np.full(len(serials), code, dtype=np.int32)))
+        self.row_hashes = np.concatenate((self.row_hashes, digests))
 
     def text_hash(self, chunk_id: str) -> str | None:
         """sha256 (hex) of the indexed chunk's text, as ``Chunk.hash``; None if not known."""
-        serial = self._serial_of.get(chunk_id)
-        if serial is None or serial >= len(self._hashes) or not self._hashes[serial].any():
+        serial = self.serial_of.get(chunk_id)
+        if serial is None or serial >= len(self.row_hashes) or not self.row_hashes[serial].any():
             return None
-        return self._hashes[serial].tobytes().hex()
+        return self.row_hashes[serial].tobytes().hex()
 
     # -- dense vectors, added after the fact (embedding needs a model server) --
     def add_vectors(self, chunk_ids, vectors, model: str) -> None:
@@ -153,7 +155,7 @@ class HybridIndex:
         if self.dense_model not in (None, model):
             self.clear_vectors()
         self.dense_model = model
-        serials = [self._serial_of[c] for c in chunk_ids]
+        serials = [self.serial_of[c] for c in chunk_ids]
         self.dense.remove(serials)
         self.dense.add(serials, vectors)
 
@@ -163,42 +165,42 @@ class HybridIndex:
     def missing_vectors(self) -> list[str]:
         """Live chunk ids without a vector."""
         have = self.dense.row_of
-        return [c for c, s in self._serial_of.items() if have(s) is None]
+        return [c for c, s in self.serial_of.items() if have(s) is None]
 
     def live_ids(self):
         """The chunk ids of every live passage (a view: do not change the index while walking it)."""
-        return self._serial_of.keys()
+        return self.serial_of.keys()
 
     def vector_of(self, chunk_id: str):
         """The vector attached to a live passage, or None."""
-        serial = self._serial_of.get(chunk_id)
+        serial = self.serial_of.get(chunk_id)
         return None if serial is None else self.dense.vector(serial)
 
     @property
     def n_chunks(self) -> int:
-        return len(self._serial_of)
+        return len(self.serial_of)
 
     def set_category(self, source_id: str, category: str | None) -> None:
         """Re-file a source under another category (scopes follow at once)."""
-        code = self._code_of.get(source_id)
+        code = self.code_of.get(source_id)
         if code is not None:
-            self._sources[code]["category"] = category
+            self.by_code[code]["category"] = category
             self._touch(code)
 
     def _touch(self, code: int) -> None:
-        if self._touched is not None:
-            self._touched.add(code)
+        if self.touched is not None:
+            self.touched.add(code)
 
     def remove_source(self, source_id: str) -> int:
         """Forget every chunk of a source; returns how many were removed."""
-        code = self._code_of.pop(source_id, None)
+        code = self.code_of.pop(source_id, None)
         if code is None:
             return 0
-        self._sources[code]["live"] = False
+        self.by_code[code]["live"] = False
         self._touch(code)
-        serials = np.flatnonzero(self._source_of == code).tolist()
+        serials = np.flatnonzero(self.row_source == code).tolist()
         for s in serials:
-            self._serial_of.pop(self._chunk_ids[s], None)
+            self.serial_of.pop(self.row_ids[s], None)
         self.dense.remove(serials)
         return self.bm25.remove(serials)
 
@@ -208,18 +210,18 @@ class HybridIndex:
         if scope is None:
             return None
         if isinstance(scope, str):
-            return np.array([s["category"] == scope for s in self._sources], dtype=bool)
+            return np.array([s["category"] == scope for s in self.by_code], dtype=bool)
         wanted = set(scope)
-        return np.array([s["id"] in wanted for s in self._sources], dtype=bool)
+        return np.array([s["id"] in wanted for s in self.by_code], dtype=bool)
 
     def search(self, query: str, k: int = ANSWER_K, scope=None, query_vector=None) -> list[Hit]:
         """Top ``k`` chunks for ``query``; ``scope`` is None, a category, or source ids.
 
         Without ``query_vector`` (or without indexed vectors) this is BM25 order."""
         allowed = self._allowed(scope)
-        src = self._source_of[self.bm25.ids]
+        src = self.row_source[self.bm25.ids]
         mask = None if allowed is None else allowed[src]
-        languages = np.array([s["language"] for s in self._sources], dtype=object)
+        languages = np.array([s["language"] for s in self.by_code], dtype=object)
         terms = self.query_terms(query)
         scored = dict(terms)
         if (term := focus(query)) is not None:  # "What is X?": passages defining X count too (definition.py)
@@ -237,7 +239,7 @@ class HybridIndex:
         bm25_hits = self.bm25.select(scores, self.candidates, mask)
         dense_hits, cosines, floor = [], None, None
         if query_vector is not None and self.dense.n_live:
-            dmask = None if allowed is None else allowed[self._source_of[self.dense.ids]]
+            dmask = None if allowed is None else allowed[self.row_source[self.dense.ids]]
             cosines = self.dense.masked_scores(query_vector, dmask)
             floor = dense_floor(cosines, self.dense_min_z)
             dense_hits = self.dense.select(cosines, self.candidates, floor)
@@ -248,14 +250,14 @@ class HybridIndex:
         hits = fuse(self.fusion, bm25_hits, dense_hits, k=k, weights=self.fusion_weights, library=library)
         self._explain(hits, terms, languages, cosines, floor)
         for h in hits:
-            h.id = self._chunk_ids[h.id]
+            h.id = self.row_ids[h.id]
         return hits
 
     def _explain(self, hits: list[Hit], terms: dict, languages: np.ndarray, cosines, floor) -> None:
         """Fill each hit's relevance (share of the query's words it holds) and dense evidence."""
         by_lang: dict[str, list[Hit]] = {}
         for h in hits:
-            by_lang.setdefault(languages[self._source_of[h.id]], []).append(h)
+            by_lang.setdefault(languages[self.row_source[h.id]], []).append(h)
         for lang, group in by_lang.items():
             tokens = terms.get(lang, [])
             weights = self.bm25.term_weights(tokens)
@@ -276,12 +278,12 @@ class HybridIndex:
                 h.dense_status = "below-floor" if h.dense_score <= floor else "beyond-top"
 
     def source_of(self, chunk_id: str) -> str:
-        return self._sources[self._source_of[self._serial_of[chunk_id]]]["id"]
+        return self.by_code[self.row_source[self.serial_of[chunk_id]]]["id"]
 
     # -- serialisation ---------------------------------------------------
     def to_bytes(self) -> bytes:
         meta = {
-            "format": _FORMAT, "chunk_ids": self._chunk_ids, "sources": self._sources,
+            "format": _FORMAT, "chunk_ids": self.row_ids, "sources": self.by_code,
             "fusion": self.fusion, "dense_min_z": self.dense_min_z, "candidates": self.candidates,
             "query_stopwords": self.query_stopwords, "fusion_weights": self.fusion_weights,
             "dense_model": self.dense_model,
@@ -290,7 +292,7 @@ class HybridIndex:
         np.savez(
             buf,
             meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-            source_of=self._source_of,
+            source_of=self.row_source,
             bm25=np.frombuffer(self.bm25.to_bytes(), dtype=np.uint8),
             dense=np.frombuffer(self.dense.to_bytes(), dtype=np.uint8),
         )
@@ -309,13 +311,13 @@ class HybridIndex:
         self.bm25 = BM25Index.from_bytes(z["bm25"].tobytes())
         self.bm25.added = []
         self.dense = DenseIndex.from_bytes(z["dense"].tobytes())
-        self._chunk_ids, self._sources = meta["chunk_ids"], meta["sources"]
+        self.row_ids, self.by_code = meta["chunk_ids"], meta["sources"]
         self.dense_model = meta.get("dense_model")
-        self._source_of = z["source_of"]
-        self._hashes = np.zeros((len(self._chunk_ids), 32), dtype=np.uint8)  # this format kept none
-        self._code_of = {s["id"]: c for c, s in enumerate(self._sources) if s["live"]}
-        live = set(self._code_of.values())
-        self._serial_of = {c: i for i, c in enumerate(self._chunk_ids) if int(self._source_of[i]) in live}
+        self.row_source = z["source_of"]
+        self.row_hashes = np.zeros((len(self.row_ids), 32), dtype=np.uint8)  # this format kept none
+        self.code_of = {s["id"]: c for c, s in enumerate(self.by_code) if s["live"]}
+        live = set(self.code_of.values())
+        self.serial_of = {c: i for i, c in enumerate(self.row_ids) if int(self.row_source[i]) in live}
         return self
 
 

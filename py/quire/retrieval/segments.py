@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bm25 import _Postings, from_parts, live_postings
+from .bm25 import Postings, from_parts, live_postings
 
 FORMAT = 2
 MANIFEST = "manifest"
@@ -89,7 +89,7 @@ def _pieces(data: bytes) -> list[bytes]:
 
 
 def segment_bytes(terms: list[str], chunk_ids: list[str], sources: list[str], row_source: np.ndarray,
-                  dl: np.ndarray, postings: _Postings, hashes: np.ndarray) -> bytes:
+                  dl: np.ndarray, postings: Postings, hashes: np.ndarray) -> bytes:
     """One segment: rows (chunk id, source, length, text hash) and their postings over ``terms``."""
     meta = {"terms": terms, "chunk_ids": chunk_ids, "sources": sources}
     buf = io.BytesIO()
@@ -118,7 +118,7 @@ def plan(index) -> Plan:
     stored = index.stored or Stored.empty()
     manifest = copy.deepcopy(stored.manifest)
     puts, deletes = [], []
-    entries = [e for e in index._unsaved if index._sources[e[0]]["live"]]
+    entries = [e for e in index.unsaved_rows if index.by_code[e[0]]["live"]]
     gen, codes = None, set()
     if entries:
         gen = manifest["next"]
@@ -128,23 +128,23 @@ def plan(index) -> Plan:
         lengths = np.concatenate([e[2] for e in entries])
         cols = np.concatenate([e[3] for e in entries])
         used, local_cols = np.unique(cols, return_inverse=True)
-        vocab = list(index.bm25._vocab)
+        vocab = list(index.bm25.vocab)
         rows = np.repeat(np.arange(lengths.shape[0]), lengths.astype(np.intp))
-        postings = _Postings.from_pairs(rows, local_cols, np.ones(rows.shape[0], np.int64),
+        postings = Postings.from_pairs(rows, local_cols, np.ones(rows.shape[0], np.int64),
                                         lengths.shape[0], used.shape[0])
         row_source = np.concatenate([np.full(len(e[1]), local[e[0]], np.int32) for e in entries])
         data = segment_bytes([vocab[c] for c in used.tolist()], [c for e in entries for c in e[1]],
-                             [index._sources[c]["id"] for c in order], row_source, lengths, postings,
+                             [index.by_code[c]["id"] for c in order], row_source, lengths, postings,
                              np.concatenate([e[4] for e in entries]))
         pieces = _pieces(data)
         puts += [("index", f"seg:{gen}:{i}", p) for i, p in enumerate(pieces)]
         manifest["segments"].append({"gen": gen, "pieces": len(pieces), "rows": int(lengths.shape[0])})
         manifest["next"] = gen + 1
-    touched = index._touched
+    touched = index.touched
     if touched is None or index.stored is None:  # not known what changed: compare every source
-        index._touched, touched = set(), set()
+        index.touched, touched = set(), set()
         want = {}
-        for code, s in enumerate(index._sources):
+        for code, s in enumerate(index.by_code):
             if s["live"]:
                 gens = list(s.get("gens") or []) + ([gen] if code in codes else [])
                 want[s["id"]] = {"gens": gens, "category": s["category"], "language": s["language"]}
@@ -152,14 +152,14 @@ def plan(index) -> Plan:
     else:  # only the sources changed since the last save; a removed code before a new one of the same id
         touched = set(touched)
         want = dict(stored.src)
-        for code in sorted(touched | codes, key=lambda c: index._sources[c]["live"]):
-            s = index._sources[code]
+        for code in sorted(touched | codes, key=lambda c: index.by_code[c]["live"]):
+            s = index.by_code[code]
             if s["live"]:
                 gens = list(s.get("gens") or []) + ([gen] if code in codes else [])
                 want[s["id"]] = {"gens": gens, "category": s["category"], "language": s["language"]}
             else:
                 want.pop(s["id"], None)
-        ids = {index._sources[c]["id"] for c in touched | codes}
+        ids = {index.by_code[c]["id"] for c in touched | codes}
     puts += [("index", f"src:{sid}", want[sid]) for sid in ids if sid in want and stored.src.get(sid) != want[sid]]
     deletes += [("index", f"src:{sid}") for sid in ids if sid not in want and sid in stored.src]
     manifest["dense_model"], manifest["params"] = index.dense_model, _params(index)
@@ -175,34 +175,34 @@ def snapshot(index, extra_keys=()) -> Plan:
     gen = stored.manifest["next"]
     serials, dl, postings = live_postings(index.bm25)
     serials = np.asarray(serials, dtype=np.int64)
-    codes = index._source_of[serials] if serials.shape[0] else np.empty(0, np.int32)
+    codes = index.row_source[serials] if serials.shape[0] else np.empty(0, np.int32)
     order, row_source = np.unique(codes, return_inverse=True)
-    live = [c for c, s in enumerate(index._sources) if s["live"]]
-    data = segment_bytes(list(index.bm25._vocab), [index._chunk_ids[s] for s in serials.tolist()],
-                         [index._sources[c]["id"] for c in order.tolist()], row_source.reshape(-1), dl, postings,
-                         index._hashes[serials] if serials.shape[0] else np.empty((0, 32), np.uint8))
+    live = [c for c, s in enumerate(index.by_code) if s["live"]]
+    data = segment_bytes(list(index.bm25.vocab), [index.row_ids[s] for s in serials.tolist()],
+                         [index.by_code[c]["id"] for c in order.tolist()], row_source.reshape(-1), dl, postings,
+                         index.row_hashes[serials] if serials.shape[0] else np.empty((0, 32), np.uint8))
     pieces = _pieces(data)
     manifest = {"format": FORMAT, "segments": [{"gen": gen, "pieces": len(pieces), "rows": int(serials.shape[0])}],
                 "next": gen + 1, "dense_model": index.dense_model, "params": _params(index)}
-    want = {index._sources[c]["id"]: {"gens": [gen], "category": index._sources[c]["category"],
-                                      "language": index._sources[c]["language"]} for c in live}
+    want = {index.by_code[c]["id"]: {"gens": [gen], "category": index.by_code[c]["category"],
+                                      "language": index.by_code[c]["language"]} for c in live}
     puts = [("index", f"seg:{gen}:{i}", p) for i, p in enumerate(pieces)]
     puts += [("index", f"src:{sid}", rec) for sid, rec in want.items()] + [("index", MANIFEST, manifest)]
     written = {k for _, k, _ in puts}
     deletes = [("index", k) for k in dict.fromkeys([*stored.keys(), *extra_keys]) if k not in written]
-    touched, index._touched = set(index._touched or ()), set()  # everything is written: known from here on
+    touched, index.touched = set(index.touched or ()), set()  # everything is written: known from here on
     return Plan(puts, deletes, Stored(manifest, want), gen, set(live), merged=True, touched=touched)
 
 
 def apply(p: Plan, index) -> None:
     """After ``p`` was committed: ``index`` knows what the store now holds."""
     for code in p.codes:
-        s = index._sources[code]
+        s = index.by_code[code]
         s["gens"] = [p.gen] if p.merged else list(s.get("gens") or []) + [p.gen]
-    index._unsaved = []
+    index.unsaved_rows = []
     index.stored = p.after
-    if index._touched is not None:  # changes made while the commit was on its way stay for the next save
-        index._touched -= p.touched
+    if index.touched is not None:  # changes made while the commit was on its way stay for the next save
+        index.touched -= p.touched
 
 
 def merge_due(index) -> bool:
@@ -210,7 +210,7 @@ def merge_due(index) -> bool:
     stored = index.stored
     if stored is None or not stored.manifest["segments"]:
         return False
-    unsaved = sum(len(e[1]) for e in index._unsaved if index._sources[e[0]]["live"])
+    unsaved = sum(len(e[1]) for e in index.unsaved_rows if index.by_code[e[0]]["live"])
     dead = stored.rows - (index.n_chunks - unsaved)
     return len(stored.manifest["segments"]) > MERGE_SEGMENTS or dead > MERGE_DEAD * max(stored.rows, 1)
 
@@ -219,7 +219,7 @@ def load(values: dict, tokenizers=None):
     """The HybridIndex these ``index`` bucket values hold (``None`` without a manifest).
 
     Nothing is re-tokenized: the first segment's postings are used as stored, later ones
-    appended column by column (``_Postings.appended``)."""
+    appended column by column (``Postings.appended``)."""
     from .index import HybridIndex
 
     manifest = values.get(MANIFEST)
@@ -252,7 +252,7 @@ def load(values: dict, tokenizers=None):
         hash_parts.append(s["hashes"])
         chunk_ids += s["chunk_ids"]
         gcols = np.fromiter(map(vocab.__getitem__, s["terms"]), dtype=np.int64, count=len(s["terms"]))
-        local = _Postings(s["data"], s["indices"], s["indptr"], len(s["chunk_ids"]))
+        local = Postings(s["data"], s["indices"], s["indptr"], len(s["chunk_ids"]))
         if postings is None:
             postings = local  # the first segment's vocabulary is the start of the global one
         else:
@@ -260,7 +260,7 @@ def load(values: dict, tokenizers=None):
             extra.append((rows.astype(np.int64) + offset, gcols[cols], counts))
     n = len(chunk_ids)
     if postings is None:
-        postings = _Postings.empty()
+        postings = Postings.empty()
     if extra:
         postings = postings.appended(np.concatenate([e[0] for e in extra]), np.concatenate([e[1] for e in extra]),
                                      np.concatenate([e[2] for e in extra]).astype(np.int64), n, len(vocab))
@@ -272,20 +272,20 @@ def load(values: dict, tokenizers=None):
     index.bm25 = from_parts(list(vocab), np.arange(n, dtype=np.int64), alive, dl, postings,
                             k1=index.bm25.k1, b=index.bm25.b)
     index.bm25.added = []
-    index._sources = [{"id": sid, "category": src[sid].get("category"), "language": src[sid].get("language") or "en",
+    index.by_code = [{"id": sid, "category": src[sid].get("category"), "language": src[sid].get("language") or "en",
                        "live": True, "gens": list(src[sid]["gens"])} for sid in codes]
-    index._sources.append({"id": None, "category": None, "language": "en", "live": False, "gens": []})
-    index._code_of = dict(codes)
-    index._chunk_ids, index._source_of = chunk_ids, source_of
-    index._hashes = np.concatenate(hash_parts) if hash_parts else np.empty((0, 32), np.uint8)
-    index._serial_of = {chunk_ids[i]: i for i in np.flatnonzero(alive).tolist()}
+    index.by_code.append({"id": None, "category": None, "language": "en", "live": False, "gens": []})
+    index.code_of = dict(codes)
+    index.row_ids, index.row_source = chunk_ids, source_of
+    index.row_hashes = np.concatenate(hash_parts) if hash_parts else np.empty((0, 32), np.uint8)
+    index.serial_of = {chunk_ids[i]: i for i in np.flatnonzero(alive).tolist()}
     # A source whose record names no stored rows (trained empty) still belongs to the library.
     for sid, rec in src.items():
         if sid not in codes:
-            index._code_of[sid] = len(index._sources)
-            index._sources.append({"id": sid, "category": rec.get("category"), "language": rec.get("language") or "en",
+            index.code_of[sid] = len(index.by_code)
+            index.by_code.append({"id": sid, "category": rec.get("category"), "language": rec.get("language") or "en",
                                    "live": True, "gens": list(rec.get("gens") or [])})
     index.stored = Stored(copy.deepcopy(manifest), {sid: {"gens": list(r.get("gens") or []), "category": r.get("category"),
                                                           "language": r.get("language")} for sid, r in src.items()})
-    index._touched = set()  # memory is what is stored
+    index.touched = set()  # memory is what is stored
     return index

@@ -140,5 +140,10 @@ class Tokenizer:
                 out.append(part)
         return tuple(out)
 
+    @property
+    def stems(self) -> bool:
+        """Whether words are stemmed (a language with a Snowball stemmer)."""
+        return self._stem_word is not None
+
     def _stem(self, word: str) -> str:
         return self._stem_word(word) if self._stem_word else word
