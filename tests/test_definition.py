@@ -2,6 +2,7 @@
 
 import pytest
 
+from quire.model import chunk_id
 from quire.retrieval.definition import defined_terms, focus
 from quire.retrieval.index import HybridIndex
 from quire.retrieval.tokenize import Tokenizer
@@ -91,8 +92,8 @@ CASES = [
 def index_of(language, answer, mention):
     index = HybridIndex()
     texts = [mention, *FILLER[language], answer]
-    index.add_chunks("doc", [f"c{i}" for i in range(len(texts))], texts, language=language)
-    return index, f"c{len(texts) - 1}", "c0"
+    index.add_chunks("doc", [chunk_id("doc", n) for n in range(len(texts))], texts, language=language)
+    return index, chunk_id("doc", len(texts) - 1), chunk_id("doc", 0)
 
 
 @pytest.mark.parametrize("language,question,answer,mention", CASES)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from quire.model import chunk_id
 from quire.retrieval.fusion import FUSION, FUSIONS, dense_floor, fuse, rrf
 from quire.retrieval.index import HybridIndex
 
@@ -108,7 +109,7 @@ def build(with_vectors=False):
     index = HybridIndex()
     rng = np.random.default_rng(0)
     for source, (category, language, texts) in DOCS.items():
-        ids = [f"{source}#{i}" for i in range(len(texts))]
+        ids = [chunk_id(source, n) for n in range(len(texts))]
         vectors = rng.standard_normal((len(texts), 4)) if with_vectors else None
         index.add_chunks(source, ids, texts, category=category, language=language, vectors=vectors)
     return index
@@ -117,13 +118,13 @@ def build(with_vectors=False):
 @pytest.mark.parametrize(
     "query,scope,expected",
     [
-        ("404B", None, {"en-1#1", "de-1#1"}),
-        ("404B", ["de-1"], {"de-1#1"}),
+        ("404B", None, {"en-1:1", "de-1:1"}),
+        ("404B", ["de-1"], {"de-1:1"}),
         ("404B", "biology", set()),
-        ("ISO 9001", "manual", {"en-1#0"}),
-        ("houses", None, {"en-2#0"}),  # English stemming on English rows
-        ("Haus", None, {"de-1#0"}),  # German stemming on German rows
-        ("cell", ["en-2", "nope"], {"en-2#0", "en-2#1"}),
+        ("ISO 9001", "manual", {"en-1:0"}),
+        ("houses", None, {"en-2:0"}),  # English stemming on English rows
+        ("Haus", None, {"de-1:0"}),  # German stemming on German rows
+        ("cell", ["en-2", "nope"], {"en-2:0", "en-2:1"}),
         ("cell", [], set()),
     ],
 )
@@ -134,31 +135,31 @@ def test_hybrid_search_scopes_and_languages(query, scope, expected):
 def test_removed_source_never_returned_and_can_return():
     index = build()
     assert index.remove_source("de-1") == 2
-    assert {h.id for h in index.search("404B")} == {"en-1#1"}
+    assert {h.id for h in index.search("404B")} == {"en-1:1"}
     assert index.remove_source("de-1") == 0
-    index.add_chunks("de-1", ["de-1#new"], ["Fehlercode 404B"], language="de")
-    assert {h.id for h in index.search("404B")} == {"en-1#1", "de-1#new"}
-    assert index.source_of("de-1#new") == "de-1"
+    index.add_chunks("de-1", ["de-1:0"], ["Fehlercode 404B"], language="de")  # read again: its ids come back
+    assert {h.id for h in index.search("404B")} == {"en-1:1", "de-1:0"}
+    assert index.source_of("de-1:0") == "de-1"
 
 
 def test_hybrid_uses_dense_and_scope_applies_to_it():
     index = build(with_vectors=True)
-    qv = index.dense._matrix[2]  # the vector of en-2#0
+    qv = index.dense._matrix[2]  # the vector of en-2:0
     hits = index.search("unrelated words", query_vector=qv)
-    assert hits[0].id == "en-2#0" and hits[0].dense_rank == 1 and hits[0].bm25_rank is None
-    assert "en-2#0" not in {h.id for h in index.search("unrelated words", query_vector=qv, scope="manual")}
+    assert hits[0].id == "en-2:0" and hits[0].dense_rank == 1 and hits[0].bm25_rank is None
+    assert "en-2:0" not in {h.id for h in index.search("unrelated words", query_vector=qv, scope="manual")}
 
 
 def test_language_detected_when_not_given():
     index = HybridIndex()
-    index.add_chunks("s", ["s#0"], ["Die Zellen wurden im Labor untersucht und die Häuser nicht."])
-    assert index._sources[0]["language"] == "de"
+    index.add_chunks("s", ["s:0"], ["Die Zellen wurden im Labor untersucht und die Häuser nicht."])
+    assert index.by_code[0]["language"] == "de"
 
 
 def test_duplicate_chunk_ids_rejected():
     index = build()
     with pytest.raises(ValueError, match="duplicate chunk ids"):
-        index.add_chunks("x", ["en-1#0"], ["again"])
+        index.add_chunks("x", ["en-1:0"], ["again"])
 
 
 def test_round_trip_identical_results():
@@ -173,18 +174,18 @@ def test_round_trip_identical_results():
 
 def test_inspector_evidence_says_why_dense_did_not_rank_a_passage():
     index = HybridIndex(candidates=3, dense_min_z=-np.inf)
-    texts = {"a": "alpha alpha", "b": "alpha alpha beta", "c": "alpha gamma words more", "d": "alpha alpha delta",
-             "e": "epsilon"}
-    index.add_chunks("s", list(texts), list(texts.values()), language="en")
-    index.add_vectors(["a", "b", "c", "e"], np.array([[1.0, 0.0], [0.5, 0.5], [0.9, 0.1], [0.95, 0.05]]), "m")
+    a, b, c, d, e = ids = [chunk_id("s", n) for n in range(5)]
+    index.add_chunks("s", ids, ["alpha alpha", "alpha alpha beta", "alpha gamma words more", "alpha alpha delta",
+                                "epsilon"], language="en")
+    index.add_vectors([a, b, c, e], np.array([[1.0, 0.0], [0.5, 0.5], [0.9, 0.1], [0.95, 0.05]]), "m")
     assert {h.dense_status for h in index.search("alpha")} == {"off"}  # no query vector: dense is off
     hits = {h.id: h for h in index.search("alpha", k=6, query_vector=[1.0, 0.0])}
-    assert hits["a"].dense_status == "ranked" and hits["a"].dense_rank == 1
-    assert hits["b"].dense_status == "beyond-top" and hits["b"].dense_score == pytest.approx(0.7071, abs=1e-4)
-    assert hits["d"].dense_status == "no-vector" and hits["d"].dense_score is None
+    assert hits[a].dense_status == "ranked" and hits[a].dense_rank == 1
+    assert hits[b].dense_status == "beyond-top" and hits[b].dense_score == pytest.approx(0.7071, abs=1e-4)
+    assert hits[d].dense_status == "no-vector" and hits[d].dense_score is None
     index.dense_min_z = 0.5  # b's cosine 0.71 is far below this query's other cosines (0.99-1.0)
     hits = {h.id: h for h in index.search("alpha", k=6, query_vector=[1.0, 0.0])}
-    assert hits["b"].dense_status == "below-floor" and hits["b"].dense_score < hits["b"].dense_floor
+    assert hits[b].dense_status == "below-floor" and hits[b].dense_score < hits[b].dense_floor
 
 
 def test_dense_cut_off_follows_the_distribution_not_a_fixed_cosine():
@@ -194,11 +195,11 @@ def test_dense_cut_off_follows_the_distribution_not_a_fixed_cosine():
     base = rng.standard_normal(8)
     texts = [f"passage {i}" for i in range(20)]
     vectors = [base + 0.35 * rng.standard_normal(8) for _ in range(19)] + [base + 0.05 * rng.standard_normal(8)]
-    index.add_chunks("s", [f"p{i}" for i in range(20)], texts, language="en", vectors=vectors)
+    index.add_chunks("s", [chunk_id("s", n) for n in range(20)], texts, language="en", vectors=vectors)
     hits = index.search("unrelated", query_vector=base)
     cosines = index.dense.scores(base)
     assert cosines.min() > 0.5  # a fixed 0.3 floor would keep every one of them
-    assert [h.id for h in hits][:1] == ["p19"] and len(hits) < 7
+    assert [h.id for h in hits][:1] == ["s:19"] and len(hits) < 7
 
 
 def test_a_single_keyword_match_in_a_small_library_is_not_outvoted():

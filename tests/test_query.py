@@ -58,10 +58,10 @@ def test_unknown_mode_names_the_valid_ones():
 def small_library():
     """An English notes file and a German math text that uses "IS" and "it" as symbols."""
     index = HybridIndex()
-    index.add_chunks("paper", ["paper#0", "paper#1"], [
+    index.add_chunks("paper", ["paper:0", "paper:1"], [
         "SPECTER is trained on citations with a triplet loss.",
         "The evaluation uses SCIDOCS tasks."], language="en")
-    index.add_chunks("skript", ["skript#0", "skript#1"], [
+    index.add_chunks("skript", ["skript:0", "skript:1"], [
         "Die Matrix IS heißt erste Fundamentalform. IS ist symmetrisch, it bezeichnet die Identität, in IS.",
         "Ein topologischer Raum ist ein Paar aus einer Menge und einer Topologie."], language="de")
     return index
@@ -73,12 +73,12 @@ def test_function_words_of_another_language_rank_nothing():
     assert [h.id for h in hits] == []  # only "done"/"practice" count, and nothing has them
     seed = HybridIndex.from_bytes(index.to_bytes())
     seed.query_stopwords = "row-language"
-    assert [h.id for h in seed.search("What is it and how is it done in practice?")] == ["skript#0"]
+    assert [h.id for h in seed.search("What is it and how is it done in practice?")] == ["skript:0"]
 
 
 def test_relevance_is_the_share_of_the_query_found():
     index = small_library()
     hits = index.search("How is SPECTER trained and evaluated?")
-    assert hits[0].id == "paper#0" and 0.5 < hits[0].relevance < 1.0  # "evaluated" is missing there
+    assert hits[0].id == "paper:0" and 0.5 < hits[0].relevance < 1.0  # "evaluated" is missing there
     assert index.search("SPECTER trained")[0].relevance == 1.0
     assert index.search("Wann ist ein topologischer Raum kompakt?")[0].relevance < 1.0

@@ -22,7 +22,7 @@ def test_coverage(weights, found, expected):
 
 def test_same_scale_across_queries_unlike_the_fused_score():
     index = HybridIndex()
-    index.add_chunks("s", ["s#0", "s#1"], ["Basalt forms when lava cools quickly.", "Granite cools slowly underground."],
+    index.add_chunks("s", ["s:0", "s:1"], ["Basalt forms when lava cools quickly.", "Granite cools slowly underground."],
                      language="en")
     full = index.search("basalt lava")[0]
     half = index.search("basalt volcano")[0]  # "volcano" is nowhere: the best hit covers only part of the query

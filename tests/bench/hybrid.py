@@ -72,13 +72,13 @@ def ndcg_rows(corpus, queries, qrels, docs, qvecs) -> dict:
     judged = {q: r for q, r in qrels.items() if q in qvecs and all(d in sub for d in r)}
     out = {"docs": len(sub), "queries": len(judged)}
     index = core.engine_index(sub, chunked=False, doc_vectors=docs)
-    lexical = {q: [h.id.rsplit("#", 1)[0] for h in index.search(queries[q], k=10)] for q in judged}
+    lexical = {q: [core.doc_of(h.id) for h in index.search(queries[q], k=10)] for q in judged}
     out["lexical (BM25)"] = core.score_runs(lexical, judged)["ndcg@10"]
-    dense = {q: [index._chunk_ids[i].rsplit("#", 1)[0] for i, _ in index.dense.search(qvecs[q], 10)] for q in judged}
+    dense = {q: [core.doc_of(index.row_ids[i]) for i, _ in index.dense.search(qvecs[q], 10)] for q in judged}
     out["dense (e5)"] = core.score_runs(dense, judged)["ndcg@10"]
     for label, fusion, weights, min_z in CONFIGS:
         index.fusion, index.fusion_weights, index.dense_min_z = fusion, weights, min_z
-        runs = {q: [h.id.rsplit("#", 1)[0] for h in index.search(queries[q], k=10, query_vector=qvecs[q])] for q in judged}
+        runs = {q: [core.doc_of(h.id) for h in index.search(queries[q], k=10, query_vector=qvecs[q])] for q in judged}
         out[label] = core.score_runs(runs, judged)["ndcg@10"]
     return out
 

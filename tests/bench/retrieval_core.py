@@ -16,13 +16,16 @@ import time
 import numpy as np
 
 from quire.chunking import spans
+from quire.model import chunk_id, parse_chunk_id
 from quire.retrieval import BM25Index, DenseIndex, HybridIndex, Tokenizer
 from quire.retrieval.fusion import fuse
 from quire.retrieval.query import MODES as QUERY_MODES
 
 
 def ndcg_at_k(ranked: list, rels: dict, k: int = 10) -> float:
-    """>>> round(ndcg_at_k(["b", "a"], {"a": 1}), 4)  # hit at rank 2: 1/log2(3)
+    """nDCG@k of a ranking against graded relevances.
+
+    >>> round(ndcg_at_k(["b", "a"], {"a": 1}), 4)  # hit at rank 2: 1/log2(3)
     0.6309
     """
     dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
@@ -162,13 +165,22 @@ def hybrid(corpus: dict, queries: dict, qrels: dict, doc_vectors: dict, query_ve
     return {"dense": score_runs(dense_runs, qrels), "fused": score_runs(fused_runs, qrels)}
 
 
-def distinct_docs(chunk_ids: list[str], k: int = 10) -> list[str]:
-    """First ``k`` distinct documents of a passage ranking (chunk id = "<doc>#<n>").
+def doc_of(passage_id: str) -> str:
+    """The document a passage belongs to: each document is one source, so its chunk id's source.
 
-    >>> distinct_docs(["a#0", "a#1", "b#0", "c#2"], 2)
+    >>> doc_of("4983:2")
+    '4983'
+    """
+    return parse_chunk_id(passage_id)[0]
+
+
+def distinct_docs(chunk_ids: list[str], k: int = 10) -> list[str]:
+    """First ``k`` distinct documents of a passage ranking.
+
+    >>> distinct_docs(["a:0", "a:1", "b:0", "c:2"], 2)
     ['a', 'b']
     """
-    return list(dict.fromkeys(c.rsplit("#", 1)[0] for c in chunk_ids))[:k]
+    return list(dict.fromkeys(doc_of(c) for c in chunk_ids))[:k]
 
 
 def engine_index(corpus: dict, *, chunked: bool = True, doc_vectors: dict | None = None, **options) -> HybridIndex:
@@ -180,7 +192,7 @@ def engine_index(corpus: dict, *, chunked: bool = True, doc_vectors: dict | None
     for doc, text in zip(ids, texts):
         parts = [text[a:z] for a, z in spans(text)] if chunked else [text]
         vectors = [doc_vectors[doc]] if doc_vectors is not None else None
-        index.add_chunks(doc, [f"{doc}#{n}" for n in range(len(parts))], parts, vectors=vectors)
+        index.add_chunks(doc, [chunk_id(doc, n) for n in range(len(parts))], parts, vectors=vectors)
     return index
 
 
@@ -189,7 +201,7 @@ def engine_lexical(corpus: dict, queries: dict, qrels: dict, modes=QUERY_MODES, 
     documents among the top ``passages`` passages, per query-stopword mode."""
     index = engine_index(corpus)
     languages = {}
-    for s in index._sources:
+    for s in index.by_code:
         languages[s["language"]] = languages.get(s["language"], 0) + 1
     out = {"docs": len(corpus), "passages": index.n_chunks, "languages": languages}
     for mode in modes:
@@ -215,9 +227,9 @@ def fusion_runs(corpus: dict, queries: dict, doc_vectors: dict, query_vectors: d
         if how == "lexical":
             run = lambda q: [h.id for h in index.search(queries[q], k=k)]  # noqa: E731
         elif how == "dense":
-            run = lambda q: [index._chunk_ids[i] for i, _ in index.dense.search(query_vectors[q], k)]  # noqa: E731
+            run = lambda q: [index.row_ids[i] for i, _ in index.dense.search(query_vectors[q], k)]  # noqa: E731
         else:
             index.fusion = how
             run = lambda q: [h.id for h in index.search(queries[q], k=k, query_vector=query_vectors[q])]  # noqa: E731
-        out[label] = {q: [c.rsplit("#", 1)[0] for c in run(q)] for q in query_vectors}
+        out[label] = {q: [doc_of(c) for c in run(q)] for q in query_vectors}
     return out
