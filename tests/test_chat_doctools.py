@@ -153,7 +153,7 @@ def test_search_knowledge_base_fits_one_tool_message(top_k, count):
     out = d.search_knowledge_base(fake_search, "mitosis", top_k)
     assert len(out["results"]) == count
     assert len(json.dumps(out, ensure_ascii=False)) <= MAX_TOOL_RESULT
-    assert out["results"][0]["location"] == "p. 1" and out["results"][0]["text"].endswith(" …")
+    assert out["results"][0]["location_label"] == "p. 1" and out["results"][0]["text"].endswith(" …")
 
 
 def test_search_knowledge_base_empty():

@@ -249,7 +249,7 @@ def search_knowledge_base(search_fn: Callable, query: str, top_k: int = SEARCH_K
     for n, hit in enumerate(hits, 1):
         text = " ".join((hit.get("text") or "").split())
         results.append({"n": n, "source": hit.get("source") or hit.get("source_id") or "",
-                        "location": location_label(hit.get("location")), "chunk_id": hit.get("chunk_id", ""),
+                        "location_label": location_label(hit.get("location")), "chunk_id": hit.get("chunk_id", ""),
                         "text": text if len(text) <= room else text[:room].rsplit(" ", 1)[0] + " …"})
     return {"query": query, "results": results,
             **({} if results else {"note": "No passage matched; try other words or list_documents."})}
