@@ -5,6 +5,7 @@ import pytest
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, hold, release, wait_ready
 from ollama_server import OllamaStub
+from quire.model import chunk_id, parse_chunk_id
 
 pytestmark = pytest.mark.browser
 
@@ -120,4 +121,18 @@ def test_only_the_newest_search_is_shown_when_an_older_answer_comes_later(contex
     page.evaluate("quire.eraseAll()")
     release(page, "search", 2)
     assert page.get_by_test_id("search-hit").count() == 0 and page.get_by_test_id("search-input").input_value() == ""
+    assert not page_log.errors, page_log.errors
+
+
+# Chunk ids the page may meet, and some it should never meet, read by both parsers.
+CHUNK_IDS = [chunk_id("3f9a0c1d2e3f4a5b", 12), chunk_id("3f9a0c1d2e3f4a5b-again", 0), chunk_id("a:b", 7), "notes",
+             "s1:", "s1:x", "s1:-1", ":4", "a:b:c", ""]
+
+
+def test_the_page_reads_chunk_ids_as_the_engine_does(context, built_dist, serve, page_log):
+    page = page_log.attach(context.new_page())
+    page.goto(serve(built_dist).url)
+    wait_ready(page)
+    got = page.evaluate("ids => ids.map(id => QuirePassage.parseId(id))", CHUNK_IDS)
+    assert [(p["source_id"], p["n"]) for p in got] == [parse_chunk_id(c) for c in CHUNK_IDS]
     assert not page_log.errors, page_log.errors

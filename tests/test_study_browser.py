@@ -105,6 +105,7 @@ def test_quiz_plays_scores_and_resumes_after_a_browser_restart(playwright_instan
     feedback.wait_for()
     assert feedback.get_attribute("data-correct") == "true" and "mitochondria make ATP" in feedback.inner_text()
     page.screenshot(path=f"{SHOTS}/study-quiz.png")
+    assert feedback.get_by_test_id("source-link").inner_text() == "Source: cells.md"  # the chunk id's source, named
     feedback.get_by_test_id("source-link").click()  # the citation opens the passage in context
     assert "Mitochondria make ATP" in page.get_by_test_id("passage-mark").inner_text()
     page.get_by_test_id("passage-close").click()

@@ -211,6 +211,16 @@
 
   function placeOf(p) { return p.source + (p.location_label ? ' · ' + p.location_label : ''); }
 
-  self.QuirePassage = { open: openPassage };
+  /* A chunk id, '<source id>:<n>', read as the engine reads it (quire.model.parse_chunk_id): cut at
+   * the LAST colon; n is null when the id does not end in ':<digits>'.  The page's one parser of
+   * chunk ids.  parseId('3f9a0c:12') -> {source_id: '3f9a0c', n: 12}; parseId('notes') -> {source_id: 'notes', n: null} */
+  function parseId(chunkId) {
+    var id = String(chunkId), at = id.lastIndexOf(':');
+    if (at < 0) return { source_id: id, n: null };
+    var tail = id.slice(at + 1);
+    return { source_id: id.slice(0, at), n: /^[0-9]+$/.test(tail) ? parseInt(tail, 10) : null };
+  }
+
+  self.QuirePassage = { open: openPassage, parseId: parseId };
   QuireUI.register('search', { init: init, show: function () { if (q.status().stage === 'ready') { fillScopes(); meaningStatus(); } input && input.focus(); } });
 })();

@@ -279,7 +279,7 @@
   function sourceLink(chunkIds, label) {
     if (!chunkIds || !chunkIds.length) return null;
     return h('button', { type: 'button', class: 'link', testid: 'source-link', onclick: function () { QuirePassage.open(chunkIds[0], ''); } },
-      label || t('Source: {name}', { name: sourceNames[chunkIds[0].split(':')[0]] || t('unknown source') }));
+      label || t('Source: {name}', { name: sourceNames[QuirePassage.parseId(chunkIds[0]).source_id] || t('unknown source') }));
   }
 
   self.QuireStudy = { players: {}, when: when, sourceLink: sourceLink, templateEditor: null };
