@@ -1,14 +1,17 @@
-/* The study hub's automation surface (py/quire/services/study.py does the work):
- *   quire.generate(kind, {scope, count, difficulty, topic, offline, onProgress, signal}) -> set
+/* The study hub's automation surface (the package py/quire/services/study/ does the work):
+ *   quire.studyToolsReady() -> resolves once the study tools are loaded (asks for them)
+ *   quire.generate(kind, {scope, count, difficulty, topic, title, offline, onProgress, signal}) -> set
  *   quire.studySets() / openSet(id) / deleteSet(id)
  *   quire.quizAnswer(id, choice) / quizSubmit(id) / quizRestart(id, onlyWrong)
  *   quire.review(deckId) -> {cards: [{..., intervals}], due, next_due}; quire.rate(deckId, cardId, 'again'|'hard'|'good'|'easy')
  *   quire.resolveCard(deckId, cardId, 'keep'|'delete')
- *   quire.openLesson(id, module, lesson) / lessonDone(id, module, lesson, done)
+ *   quire.openLesson(id, module, lesson, {offline, onProgress}) / lessonDone(id, module, lesson, done)
  *   quire.exportSet(id, format) -> {filename, mime, text|base64}; quire.downloadSet(id, format); quire.download(file)
  *   quire.importDeck(File | {name, data})
  *   quire.promptTemplates() / promptTemplate(name) / savePromptOverride(name, text) / resetPromptOverride(name)
- * scikit-learn (and sqlite3, for .apkg) load in the background after ready: calls that need them wait. */
+ * The study tools (scipy, scikit-learn, and sqlite3 for .apkg) are not loaded at ready: they load once
+ * asked (studyToolsReady, which the Study view calls when shown), and generate, openLesson, importDeck
+ * and exportSet(id, 'apkg') ask for them and wait. */
 (function () {
   'use strict';
   var q = self.quire;
