@@ -120,8 +120,9 @@ async def cpython(srcs, qs, dim: int, workdir: Path) -> dict:
         batch = ids[start:start + 5000]
         vecs = rng.normal(size=(len(batch), dim)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        chunks = [(await lib.chunks_of(c.rsplit(":", 1)[0]))[int(c.rsplit(":", 1)[1])] for c in batch]
+        from quire.model import parse_chunk_id
         from quire.retrieval.dense import cache_key
+        chunks = [(await lib.chunks_of(sid))[n] for sid, n in map(parse_chunk_id, batch)]
         await q.store.commit([("vectors", cache_key(c["hash"], MODEL), v.tobytes()) for c, v in zip(chunks, vecs)])
         lib.index.add_vectors(batch, vecs, MODEL)
     vec_bytes = Metered.written
@@ -199,6 +200,7 @@ S.meter[0] = 0
 WRITTEN = "import quire.browser as b\nb._engine.store.meter[0]"
 VECTORS = """
 import numpy as np, quire.browser as b
+from quire.model import parse_chunk_id
 from quire.retrieval.dense import cache_key
 e = b._engine; lib = e.library
 ids = sorted(lib.index.live_ids())
@@ -207,7 +209,7 @@ for start in range(0, len(ids), 5000):
     batch = ids[start:start + 5000]
     vecs = rng.normal(size=(len(batch), {dim})).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    chunks = [(await lib.chunks_of(c.rsplit(":", 1)[0]))[int(c.rsplit(":", 1)[1])] for c in batch]
+    chunks = [(await lib.chunks_of(sid))[n] for sid, n in map(parse_chunk_id, batch)]
     await e.store.commit([("vectors", cache_key(c["hash"], "{model}"), v.tobytes()) for c, v in zip(chunks, vecs)])
     lib.index.add_vectors(batch, vecs, "{model}")
 written = e.store.meter[0]
