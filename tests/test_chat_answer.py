@@ -11,7 +11,7 @@ HITS = [
     {"chunk_id": "bio:0", "source_id": "bio", "source": "Biology notes.pdf", "location": {"page": 5},
      "text": "  Mitosis makes two identical cells.  ", "score": 0.0328, "bm25_rank": 1, "bm25_score": 7.1},
     {"chunk_id": "lec3:120", "source": "Lecture 3.pptx", "location": {"slide": 3}, "text": "Meiosis halves.",
-     "scores": {"score": 0.016, "dense_rank": 2}},
+     "score": 0.016, "bm25_rank": None, "dense_rank": 2},
     {"chunk_id": "grades:40", "source": "grades.xlsx", "location": {"sheet": "Sheet1", "rows": [2, 21]},
      "text": "Ada 91"},
     {"chunk_id": "guide:9", "location": {"section": ["Setup", "Install"]}, "text": "pip install quire"},

@@ -58,7 +58,7 @@ def test_extractive_answer_from_a_real_index():
     index.add_chunks("hist", ["hist:0"], [texts["hist:0"]], language="en")
     query = "How does a cell divide?"
     hits = [{"chunk_id": h.id, "source": index.source_of(h.id) + ".pdf", "location": {"page": 1},
-             "text": texts[h.id], "scores": h.to_dict()} for h in index.search(query)]
+             "text": texts[h.id], **h.to_dict()} for h in index.search(query)]
     out = x.extractive_answer(query, hits, tokenizer_for=index.tokenizer)
     assert out["label"] == "Search results — no AI summary (no model connected)"
     assert out["kind"] == "extractive" and out["message"] == ""
@@ -96,7 +96,6 @@ def test_weak_matches_are_said_plainly():
     "hit,terms,passage,expected",
     [
         ({"relevance": 0.75}, {"x"}, "", 0.75),  # search's idf-weighted value wins
-        ({"scores": {"relevance": 0.5}}, {"x"}, "", 0.5),
         ({}, {"cell", "divid"}, "Cells divide.", 1.0),  # else the plain share of the query's terms
         ({}, {"cell", "divid"}, "Nothing here.", 0.0),
     ],

@@ -37,12 +37,13 @@ def _source_id(hit: dict) -> str:
 
 
 def hit_scores(hit: dict) -> dict:
-    """The retrieval evidence of a hit (fused score and each retriever's rank/score)."""
-    scores = dict(hit.get("scores") or {})
-    for key in ("score", "bm25_rank", "bm25_score", "dense_rank", "dense_score"):
-        if key in hit and hit[key] is not None:
-            scores.setdefault(key, hit[key])
-    return scores
+    """The retrieval evidence of a hit (fused score and each retriever's rank/score).
+
+    >>> hit_scores({"chunk_id": "bio:0", "score": 0.03, "bm25_rank": 1, "dense_rank": None})
+    {'score': 0.03, 'bm25_rank': 1}
+    """
+    return {key: hit[key] for key in ("score", "bm25_rank", "bm25_score", "dense_rank", "dense_score")
+            if hit.get(key) is not None}
 
 
 def citations_for(hits: list[dict], limit: int = ANSWER_HITS) -> list[dict]:

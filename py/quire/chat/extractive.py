@@ -114,7 +114,7 @@ def hit_relevance(hit: dict, terms: set[str], passage: str, tokenizer: Tokenizer
     >>> hit_relevance({}, {"cell", "divid"}, "Cells grow.", Tokenizer("en"))
     0.5
     """
-    given = hit.get("relevance", (hit.get("scores") or {}).get("relevance"))
+    given = hit.get("relevance")
     if given is not None:
         return float(given)
     return round(coverage(dict.fromkeys(terms, 1.0), set(tokenizer(passage))), 3)
