@@ -4,13 +4,11 @@ import json
 
 import pytest
 
-from aio import drain
 from quire.chat import doctools as d
+from quire.llm.ask import run
 from quire.model import Chunk
 from quire.study.validate import StudyError
-from quire.tools import MAX_TOOL_RESULT, TOOL_SCHEMAS, run_agent
-from quire.llm.events import Content, Done, ToolCall, ToolCalls
-from quire.llm.parse import Reply
+from quire.tools import MAX_TOOL_RESULT
 
 LIBRARY = [
     {"id": "bio", "name": "Biology notes.pdf", "kind": "pdf", "size": 1_234_567, "pages": 12, "category": "Exam 2"},
@@ -33,6 +31,15 @@ class FakeModel:
         self.calls.append((prompt, schema))
         answer = self.answers.pop(0)
         return answer if isinstance(answer, str) else json.dumps(answer)
+
+
+def analyze_document(chunks, model, **kw):
+    """The tool run to its result, each request answered by ``model(prompt, schema)``."""
+    return run(d.analyze_document(chunks, **kw), lambda ask: model(ask.prompt, ask.schema))
+
+
+def compare_documents(topic, chunks_a, chunks_b, model, **kw):
+    return run(d.compare_documents(topic, chunks_a, chunks_b, **kw), lambda ask: model(ask.prompt, ask.schema))
 
 
 ANALYSIS = {"summary": " About cell division. ", "topics": ["mitosis", "", 3, "meiosis"],
@@ -64,7 +71,7 @@ def test_find_document_lists_the_names_when_lost(name):
 
 def test_analyze_document_validates_and_resolves_citations():
     model = FakeModel(ANALYSIS)
-    out = d.analyze_document(CHUNKS["bio"], model, document="Biology notes.pdf")
+    out = analyze_document(CHUNKS["bio"], model, document="Biology notes.pdf")
     prompt, schema = model.calls[0]
     assert schema is d.ANALYSIS_SCHEMA and '"Biology notes.pdf"' in prompt and "Summarise the whole document." in prompt
     assert "[1] (page 1)" not in prompt and "[1] (p. 1)\nMitosis makes two identical cells." in prompt
@@ -82,7 +89,7 @@ def test_analyze_document_validates_and_resolves_citations():
 ])
 def test_analyze_aspects(aspect, question, phrase):
     model = FakeModel(ANALYSIS)
-    d.analyze_document(CHUNKS["bio"], model, document="b", aspect=aspect, question=question)
+    analyze_document(CHUNKS["bio"], model, document="b", aspect=aspect, question=question)
     assert phrase in model.calls[0][0]
 
 
@@ -92,12 +99,12 @@ def test_analyze_aspects(aspect, question, phrase):
 ])
 def test_analyze_bad_arguments(kwargs, error):
     with pytest.raises(ValueError, match=error):
-        d.analyze_document(CHUNKS["bio"], FakeModel(), document="b", **kwargs)
+        analyze_document(CHUNKS["bio"], FakeModel(), document="b", **kwargs)
 
 
 def test_analyze_empty_document():
     with pytest.raises(ValueError, match="no text"):
-        d.analyze_document([Chunk("x", {}, 0, 0, "  ")], FakeModel(), document="scan.pdf")
+        analyze_document([Chunk("x", {}, 0, 0, "  ")], FakeModel(), document="scan.pdf")
 
 
 @pytest.mark.parametrize("answers,ok", [
@@ -109,10 +116,10 @@ def test_analyze_empty_document():
 def test_analyze_retries_once(answers, ok):
     model = FakeModel(*answers)
     if ok:
-        assert d.analyze_document(CHUNKS["bio"], model, document="b")["topics"] == ["mitosis", "meiosis"]
+        assert analyze_document(CHUNKS["bio"], model, document="b")["topics"] == ["mitosis", "meiosis"]
     else:
         with pytest.raises(StudyError):
-            d.analyze_document(CHUNKS["bio"], model, document="b")
+            analyze_document(CHUNKS["bio"], model, document="b")
     assert len(model.calls) == len(answers)
 
 
@@ -125,7 +132,7 @@ COMPARISON = {"summary": "Both cover mitosis.",
 
 def test_compare_documents_numbers_across_both():
     model = FakeModel(COMPARISON)
-    out = d.compare_documents("cell division", CHUNKS["bio"], CHUNKS["l3"], model,
+    out = compare_documents("cell division", CHUNKS["bio"], CHUNKS["l3"], model,
                               names=("Biology notes.pdf", "Lecture 3.pptx"))
     prompt, schema = model.calls[0]
     assert schema is d.COMPARISON_SCHEMA and "on this topic: cell division" in prompt
@@ -139,7 +146,7 @@ def test_compare_documents_numbers_across_both():
 
 def test_compare_needs_text_on_both_sides():
     with pytest.raises(ValueError, match="'B' has no text"):
-        d.compare_documents("x", CHUNKS["bio"], [], FakeModel())
+        compare_documents("x", CHUNKS["bio"], [], FakeModel())
 
 
 def fake_search(query, k, document):
@@ -162,45 +169,3 @@ def test_search_knowledge_base_empty():
         d.search_knowledge_base(fake_search, "  ")
 
 
-def test_tool_impls_match_the_tool_schemas():
-    impls = d.tool_impls(LIBRARY, lambda i: CHUNKS[i], fake_search, FakeModel(ANALYSIS, COMPARISON))
-    for name, impl in impls.items():
-        assert name in TOOL_SCHEMAS
-    assert impls["list_documents"]()["count"] == 2
-    assert impls["search_knowledge_base"](query="m", top_k=2, document="Biology notes")["results"][1]["n"] == 2
-    assert impls["analyze_document"](document="biology notes.pdf")["document"] == "Biology notes.pdf"
-    out = impls["compare_documents"](documents=["Biology notes.pdf", "Lecture 3.pptx"], topic="mitosis")
-    assert out["documents"] == ["Biology notes.pdf", "Lecture 3.pptx"]
-    with pytest.raises(ValueError, match="exactly two"):
-        impls["compare_documents"](documents=["a", "b", "c"], topic="t")
-
-
-class ScriptedClient:
-    """A chat client whose replies are queued event lists (the run_agent surface)."""
-
-    def __init__(self, *replies):
-        self.replies = list(replies)
-
-    def chat(self, model, messages, tools=None, **kw):
-        reply = Reply()
-        events = reply.add(self.replies.pop(0))
-
-        class Stream:
-            async def __aiter__(self):
-                for event in events:
-                    yield event
-
-        stream = Stream()
-        stream.reply = reply
-        return stream
-
-
-def test_tools_run_inside_the_agent_loop():
-    client = ScriptedClient(
-        [ToolCalls((ToolCall("analyze_document", {"document": "Lecture 3"}),)), Done("tool_calls")],
-        [Content("It covers mitosis."), Done("stop")])
-    impls = d.tool_impls(LIBRARY, lambda i: CHUNKS[i], fake_search, FakeModel(ANALYSIS))
-    events = drain(run_agent(client, "m", [{"role": "user", "content": "What is lecture 3 about?"}], impls))
-    result = next(e for e in events if e.kind == "tool_result")
-    assert result.ok and json.loads(result.result)["document"] == "Lecture 3.pptx"
-    assert events[-1].content == "It covers mitosis."

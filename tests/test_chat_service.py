@@ -13,6 +13,7 @@ from quire.llm import BlockingAsyncTransport, UrllibTransport
 from quire.services import Context
 from quire.services import chat as chat_service
 from quire.store import MemoryStore
+from quire.tools import TOOL_SCHEMAS
 
 METHODS = chat_service.METHODS
 BIO = "# Cells\nMitochondria make ATP for the cell. Mitosis makes two identical cells."
@@ -239,18 +240,36 @@ def test_sessions_new_rename_scope_delete(stub):
     assert [s["title"] for s in listed] == ["Cells revision"] and after == []
 
 
-def test_replay_runs_a_sync_tool_against_an_async_model():
-    asked = []
+def test_a_requests_tools_match_their_schemas_and_ask_again_after_an_answer_that_is_no_json(stub):
+    """The tools the agent gets (``ChatService.tool_impls``), each called as the agent loop
+    calls it; a document tool's first answer that is not JSON is asked for once more."""
+    analysis = {"summary": "About cells.", "topics": ["cells"], "entities": [],
+                "key_facts": [{"fact": "Mitochondria make ATP.", "citations": [1]}]}
+    comparison = {"summary": "Both are science.", "similarities": [{"point": "Both explain.", "citations": [1, 2]}],
+                  "differences": [], "only_in_a": [], "only_in_b": []}
+    stub.enqueue_chat("Sure! Here is the analysis you asked for.")
+    stub.enqueue_chat(json.dumps(analysis))
+    stub.enqueue_chat(json.dumps(comparison))
 
-    async def model(prompt, schema):
-        asked.append(prompt)
-        return "not json" if len(asked) == 1 else '{"ok": 1}'
-
-    def tool(call):
-        first = call("p", {})
-        return first if first.startswith("{") else call("p", {})
-    assert run(chat_service.replay(tool, model)) == '{"ok": 1}'
-    assert asked == ["p", "p"]
+    async def go():
+        q = await engine(stub.url)
+        impls = chat_service.service(q).tool_impls(q.llm.client(), "qwen3:4b", None)
+        listed = impls["list_documents"]()
+        found = await impls["search_knowledge_base"](query="basalt", top_k=1)
+        analysed = await impls["analyze_document"](document="biology.md")
+        compared = await impls["compare_documents"](documents=["Biology.md", "Rocks.md"], topic="science")
+        with pytest.raises(chat_service.ChatError, match="exactly two"):
+            await impls["compare_documents"](documents=["Biology.md"], topic="t")
+        return set(impls), listed, found, analysed, compared
+    names, listed, found, analysed, compared = run(go())
+    assert names <= set(TOOL_SCHEMAS) and {"search_knowledge_base", "list_documents", "analyze_document",
+                                          "compare_documents"} <= names
+    assert listed["count"] == 2 and [r["source"] for r in found["results"]] == ["Rocks.md"]
+    assert analysed["document"] == "Biology.md" and analysed["summary"] == "About cells."
+    assert compared["documents"] == ["Biology.md", "Rocks.md"] and compared["similarities"][0]["point"] == "Both explain."
+    structured = [b for b in chat_bodies(stub) if b.get("format")]
+    assert len(structured) == 3 and structured[0]["messages"] == structured[1]["messages"]  # asked again, same request
+    assert all(b["options"]["num_predict"] > 0 for b in structured)
 
 
 def test_document_tools_cite_the_library_chunk_ids(stub):

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from quire.model import Chunk
-from quire.study.generate import generate
+from quire.llm.ask import run
+from quire.study import generate as recipe
 from quire.study.schemas import schema_for
 from quire.study.select import select_chunks
 from quire.study.validate import StudyError, parse_json, validate
@@ -27,6 +28,11 @@ class FakeModel:
         self.calls.append((prompt, schema))
         reply = self.replies.pop(0)
         return reply if isinstance(reply, str) else json.dumps(reply)
+
+
+def generate(kind, chunks, model, **kw):
+    """The recipe run to its result, each request answered by ``model(prompt, schema)``."""
+    return run(recipe.generate(kind, chunks, **kw), lambda ask: model(ask.prompt, ask.schema))
 
 
 MC = {"type": "multiple_choice", "question": "What does BM25 rank?", "options": ["documents", "images", "users", "ads"],

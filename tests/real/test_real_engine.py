@@ -10,12 +10,9 @@ import pytest
 
 from quire.app import Quire
 from quire.llm import BlockingAsyncTransport, Done, OpenAICompatClient, UrllibTransport
-from quire.model import Chunk
 from quire.services import Context
 from quire.services import chat as chat_service
 from quire.store import MemoryStore
-from quire.study.generate import CutReply, generate
-from quire.study.schemas import token_budget
 
 from .conftest import CHAT_ALIAS, CONTEXT, EMBED_ALIAS
 
@@ -25,7 +22,6 @@ NOTES = [
     ("Rocks", "# Rocks\nBasalt forms when lava cools quickly at the surface. Granite cools slowly underground and "
               "has large crystals. Sandstone is made of cemented sand grains."),
 ]
-CHUNKS = [Chunk(f"{name}.md", {"section": [name]}, 0, len(text), text) for name, text in NOTES]
 
 
 def client(url):
@@ -47,26 +43,6 @@ def test_max_tokens_bounds_the_answer_and_the_cut_is_reported(llama_chat):
     assert reply.text
 
 
-def llm_call(url):
-    """What services.study does per call: the schema as response_format, num_predict from it."""
-    def call(prompt, schema):
-        stream = client(url).chat(CHAT_ALIAS, [{"role": "user", "content": prompt}], format=schema,
-                                  options={"temperature": 0.1, "seed": 7, "num_predict": token_budget(schema)})
-        reply = asyncio.run(stream.collect())
-        return CutReply(reply.text) if reply.done.reason == "length" else reply.text
-    return call
-
-
-@pytest.mark.parametrize("kind,count", [("quiz", 2), ("flashcards", 2), ("workshop_outline", 2), ("mindmap", 1)])
-def test_every_study_generator_gets_valid_items_from_a_bounded_schema(llama_chat, kind, count):
-    out = generate(kind, CHUNKS, llm_call(llama_chat.url), count=count, scope="Cells and rocks")
-    assert out["items"], out["report"]
-    assert all(item["chunk_ids"] and not item["made_without_ai"] for item in out["items"])
-    if kind in ("quiz", "flashcards"):
-        assert len(out["items"]) <= count
-    print(kind, out["report"])
-
-
 async def engine(url: str, **settings) -> Quire:
     q = await Quire.open(MemoryStore(), transport=BlockingAsyncTransport(UrllibTransport(timeout=600)))
     for name, text in NOTES:
@@ -74,6 +50,22 @@ async def engine(url: str, **settings) -> Quire:
     await q.train()
     await q.llm.save({"url": url, "kind": "openai", **settings})
     return q
+
+
+@pytest.mark.parametrize("kind,count", [("quiz", 2), ("flashcards", 2), ("workshop", 2), ("mindmap", 1)])
+def test_every_study_generator_gets_valid_items_from_a_bounded_schema(llama_chat, kind, count):
+    """The product's own path: ``services.study`` drives ``quire.study.generate`` against the server."""
+    async def go():
+        q = await engine(llama_chat.url, chat_model=CHAT_ALIAS)
+        return await q.generate(kind, count=count)
+    made = asyncio.run(go())
+    assert not made["made_without_ai"] and made["report"]["kept"] >= 1, made["report"]
+    if kind in ("quiz", "flashcards"):
+        assert 0 < len(made["items"]) <= count
+        assert all(item["chunk_ids"] and not item["made_without_ai"] for item in made["items"])
+    else:
+        assert made["outline"]["title"] if kind == "workshop" else made["map"]["topic"]
+    print(kind, made["report"])
 
 
 def test_an_answer_says_tools_are_unavailable_and_is_cut_at_the_answer_length(llama_chat):

@@ -1,13 +1,14 @@
 """The document tools an agent may call: list, search, analyse, compare.
 
-``analyze_document`` and ``compare_documents`` ask the model themselves
-through ``llm_call(prompt, schema) -> str`` (wired to a chat client with
-``format=schema``), outside the agent loop: one structured call each.
-``tool_impls`` binds them to a library for ``quire.tools.run_agent``.
+``analyze_document`` and ``compare_documents`` ask the model outside the agent loop, one
+structured request each (asked once more if the answer is no JSON object).  They never
+call it: they yield a ``quire.llm.ask.Ask`` and are sent the reply (``services.chat``
+drives them against the chat's model; tests ``run`` them against a fake).
 
->>> def fake(prompt, schema):
+>>> from quire.llm.ask import run
+>>> def fake(ask):
 ...     return '{"summary": "About cells.", "topics": ["mitosis"], "entities": [], "key_facts": [{"fact": "Cells divide.", "citations": [1]}]}'
->>> out = analyze_document([{"chunk_id": "bio:0", "location": {"page": 2}, "text": "Cells divide by mitosis."}], fake, document="bio.pdf")
+>>> out = run(analyze_document([{"chunk_id": "bio:0", "location": {"page": 2}, "text": "Cells divide by mitosis."}], document="bio.pdf"), fake)
 >>> out["topics"], out["key_facts"][0]["sources"]
 (['mitosis'], [{'chunk_id': 'bio:0', 'location_label': 'p. 2'}])
 """
@@ -18,7 +19,9 @@ from typing import Callable
 
 from quire import prompts
 from quire.errors import InvalidInput
+from quire.llm.ask import Ask, Steps
 from quire.model import Chunk, location_label
+from quire.study.schemas import token_budget
 from quire.study.select import MAX_CHUNKS, select_chunks
 from quire.study.validate import StudyError, parse_json
 from quire.tools import MAX_TOOL_RESULT
@@ -156,12 +159,12 @@ def _points(value, passages: list[Chunk], text_keys: tuple[str, ...], limit: int
     return out[:limit]
 
 
-def _ask(prompt: str, schema: dict, llm_call: Callable[[str, dict], str]) -> dict:
-    """One structured call, asked once more if the answer is not a JSON object."""
+def _ask(prompt: str, schema: dict) -> Steps:
+    """One structured request, asked once more if the answer is not a JSON object."""
     errors = []
     for _ in range(2):
         try:
-            data = parse_json(llm_call(prompt, schema))
+            data = parse_json((yield Ask(prompt, schema, token_budget(schema))))
         except StudyError as err:
             errors.append(str(err))
             continue
@@ -185,8 +188,8 @@ def _passage_list(passages: list[Chunk], first: int = 1) -> list[dict]:
 
 
 # --- the tools ----------------------------------------------------------------------
-def analyze_document(chunks, llm_call: Callable[[str, dict], str], *, document: str, aspect: str = "summary",
-                     question: str = "", overrides: dict | None = None, max_chunks: int = MAX_CHUNKS) -> dict:
+def analyze_document(chunks, *, document: str, aspect: str = "summary", question: str = "",
+                     overrides: dict | None = None, max_chunks: int = MAX_CHUNKS) -> Steps:
     """Topics, entities, key facts and a summary of one document (``chunks`` are its chunks)."""
     if aspect not in ASPECTS:
         raise InvalidInput(f"unknown aspect {aspect!r}; valid: {', '.join(ASPECTS)}")
@@ -198,7 +201,7 @@ def analyze_document(chunks, llm_call: Callable[[str, dict], str], *, document: 
     passages = select_chunks(chunks, max_chunks, topic=question if aspect == "question" else "")
     values = {"document": document, "focus": ASPECTS[aspect].format(question=question.strip()),
               "context": _numbered(passages)}
-    data = _ask(prompts.render("analyze_document", values, overrides), ANALYSIS_SCHEMA, llm_call)
+    data = yield from _ask(prompts.render("analyze_document", values, overrides), ANALYSIS_SCHEMA)
     entities = [{"name": e["name"].strip(), "type": str(e.get("type") or "").strip()}
                 for e in data.get("entities") or [] if isinstance(e, dict) and isinstance(e.get("name"), str)
                 and e["name"].strip()][:12]
@@ -209,9 +212,8 @@ def analyze_document(chunks, llm_call: Callable[[str, dict], str], *, document: 
             "passages": _passage_list(passages)}
 
 
-def compare_documents(question: str, chunks_a, chunks_b, llm_call: Callable[[str, dict], str], *,
-                      names: tuple[str, str] = ("A", "B"), overrides: dict | None = None,
-                      per_document: int = COMPARE_PER_DOCUMENT) -> dict:
+def compare_documents(question: str, chunks_a, chunks_b, *, names: tuple[str, str] = ("A", "B"),
+                      overrides: dict | None = None, per_document: int = COMPARE_PER_DOCUMENT) -> Steps:
     """Similarities and differences of two documents on ``question`` (a topic).
 
     Passages are numbered across both: A's first, then B's, so one citation
@@ -226,7 +228,7 @@ def compare_documents(question: str, chunks_a, chunks_b, llm_call: Callable[[str
     a, b = picked
     values = {"topic": question.strip() or "their main ideas", "name_a": names[0], "name_b": names[1],
               "context_a": _numbered(a), "context_b": _numbered(b, len(a) + 1)}
-    data = _ask(prompts.render("compare_documents", values, overrides), COMPARISON_SCHEMA, llm_call)
+    data = yield from _ask(prompts.render("compare_documents", values, overrides), COMPARISON_SCHEMA)
     passages = a + b
     return {"documents": list(names), "topic": values["topic"],
             "summary": data["summary"].strip() if isinstance(data.get("summary"), str) else "",
@@ -253,30 +255,3 @@ def search_knowledge_base(search_fn: Callable, query: str, top_k: int = SEARCH_K
                         "text": text if len(text) <= room else text[:room].rsplit(" ", 1)[0] + " …"})
     return {"query": query, "results": results,
             **({} if results else {"note": "No passage matched; try other words or list_documents."})}
-
-
-def tool_impls(library_view: list[dict], chunks_of: Callable[[str], list], search_fn: Callable,
-               llm_call: Callable[[str, dict], str]) -> dict:
-    """Implementations for ``run_agent``, named and shaped as ``quire.tools.TOOL_SCHEMAS`` says.
-
-    ``chunks_of(source_id)`` returns a document's chunks; ``search_fn(query, k, document_id)``
-    returns hit dicts (``document_id`` None for the whole scope).
-    """
-    def search(query: str, top_k: int = SEARCH_K, document: str | None = None):
-        doc_id = find_document(library_view, document)["id"] if document else None
-        return search_knowledge_base(search_fn, query, top_k, doc_id)
-
-    def analyze(document: str, aspect: str = "summary", question: str = ""):
-        doc = find_document(library_view, document)
-        return analyze_document(chunks_of(doc["id"]), llm_call, document=doc_name(doc), aspect=aspect,
-                                question=question)
-
-    def compare(documents: list, topic: str):
-        if not isinstance(documents, list) or len(documents) != 2:
-            raise InvalidInput("compare_documents compares exactly two documents at a time")
-        a, b = (find_document(library_view, d) for d in documents)
-        return compare_documents(topic, chunks_of(a["id"]), chunks_of(b["id"]), llm_call,
-                                 names=(doc_name(a), doc_name(b)))
-
-    return {"search_knowledge_base": search, "list_documents": lambda: list_documents(library_view),
-            "analyze_document": analyze, "compare_documents": compare}

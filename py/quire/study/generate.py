@@ -1,25 +1,26 @@
 """The recipe for LLM-made study material: select, prompt, call, validate, retry.
 
-``llm_call(prompt, schema) -> str`` is injected: the caller wires it to a
-chat client (Ollama's ``format=schema``) and tests pass a fake.
+``generate`` never calls a model: it yields each request as a ``quire.llm.ask.Ask`` and is
+sent the reply (``quire.llm.ask.drive`` runs it against a chat client with ``format=schema``;
+tests ``run`` it against a fake).
 
->>> def fake(prompt, schema):
+>>> from quire.llm.ask import run
+>>> def fake(ask):
 ...     return '{"cards": [{"type": "basic", "front": "What is BM25?", "back": "A ranking function.", "citations": [1]}]}'
 >>> from quire.model import Chunk
->>> out = generate("flashcards", [Chunk("doc", {"page": 1}, 0, 40, "BM25 is a ranking function.")], fake, count=1)
+>>> out = run(generate("flashcards", [Chunk("doc", {"page": 1}, 0, 40, "BM25 is a ranking function.")], count=1), fake)
 >>> out["items"][0]["chunk_ids"], out["report"]["kept"]
 (['doc:0'], 1)
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
 from quire import prompts
 from quire.errors import InvalidInput
+from quire.llm.ask import Ask, Steps
 from quire.model import Chunk, location_label
 from quire.study.items import stamp
-from quire.study.schemas import schema_for
+from quire.study.schemas import schema_for, token_budget
 from quire.study.select import MAX_CHUNKS, select_chunks
 from quire.study.validate import StudyError, parse_json, salvage_json, validate
 
@@ -41,7 +42,7 @@ LIST_KINDS = ("quiz", "flashcards")  # the others return one document
 
 class CutReply(str):
     """A model's answer that the server stopped at the token limit (``done_reason``/
-    ``finish_reason`` ``length``); ``llm_call`` returns one so ``generate`` can salvage the
+    ``finish_reason`` ``length``); the driver sends one so ``generate`` can salvage the
     complete items and ask again for fewer.
 
     >>> CutReply('{"items": [').cut
@@ -114,7 +115,6 @@ def _renumber(node, passages: list[Chunk]):
 def generate(
     kind: str,
     chunks: list[Chunk],
-    llm_call: Callable[[str, dict], str],
     count: int = 10,
     difficulty: str = "medium",
     *,
@@ -125,8 +125,9 @@ def generate(
     objective: str = "",
     overrides: dict | None = None,
     max_chunks: int = MAX_CHUNKS,
-) -> dict:
-    """Make ``count`` items of ``kind`` from ``chunks``; returns ``{"kind", "items", "report"}``.
+) -> Steps:
+    """Make ``count`` items of ``kind`` from ``chunks``: a generator that yields its model
+    requests (``Ask``) and returns ``{"kind", "items", "report"}``.
 
     The report says how many items the model offered, how many were kept and
     why the others were dropped.  If fewer than half the wanted items survive
@@ -152,7 +153,8 @@ def generate(
         prompt = prompts.render(kind, values, overrides)
         if attempt > 1:  # the same request again would get the same answer from a seeded server
             prompt += retry_note(report)
-        reply = llm_call(prompt, schema_for(kind, asked, len(passages), shrink))
+        schema = schema_for(kind, asked, len(passages), shrink)
+        reply = yield Ask(prompt, schema, token_budget(schema))
         cut = bool(getattr(reply, "cut", False))
         if cut:
             report["cut"] += 1

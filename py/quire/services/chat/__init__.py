@@ -29,11 +29,10 @@ from __future__ import annotations
 
 from .answering import MAX_STEPS, NO_TOOLS, UNREACHABLE, ChatService, extractive_text
 from .sessions import BUCKET, ChatError, memory_use, summary
-from .tools import replay
 from .turn import CANCEL_POLL, Turn, cut_message, refuses_tools
 
 __all__ = ["BUCKET", "CANCEL_POLL", "MAX_STEPS", "METHODS", "NO_TOOLS", "UNREACHABLE", "ChatError", "ChatService",
-           "Turn", "cut_message", "extractive_text", "memory_use", "refuses_tools", "replay", "service", "summary"]
+           "Turn", "cut_message", "extractive_text", "memory_use", "refuses_tools", "service", "summary"]
 
 
 def service(engine) -> ChatService:

@@ -1,14 +1,12 @@
 """What a question may use: retrieval inside the chat's scope, the model's capabilities, and the
-agent's tools bound to one request (document tools ask the model directly, replayed into the
-synchronous ``chat.doctools``)."""
+agent's tools bound to one request (the document tools' requests go to the chat's model
+through ``quire.llm.ask.drive``)."""
 
 from __future__ import annotations
 
-import collections
-
 from quire.chat import doctools
 from quire.chat.answer import search_scope
-from quire.study.schemas import token_budget
+from quire.llm.ask import Ask, drive
 from quire.tools import BUILTIN_IMPLS
 
 from .sessions import ChatError
@@ -61,9 +59,9 @@ class Retrieval:
         view = self.library_view(scope)
         options = self.engine.llm.options()
 
-        async def ask_model(prompt: str, schema: dict) -> str:
-            stream = client.chat(model, [{"role": "user", "content": prompt}], format=schema, stream=False,
-                                 options={**options, "num_predict": token_budget(schema)})
+        async def ask_model(ask: Ask) -> str:
+            stream = client.chat(model, [{"role": "user", "content": ask.prompt}], format=ask.schema, stream=False,
+                                 options={**options, "num_predict": ask.max_tokens})
             return (await stream.collect()).text
 
         async def search(query: str, top_k: int = doctools.SEARCH_K, document: str | None = None):
@@ -75,46 +73,16 @@ class Retrieval:
         async def analyze(document: str, aspect: str = "summary", question: str = ""):
             doc = doctools.find_document(view, document)
             chunks = await self.engine.library.chunks_of(doc["id"])
-            return await replay(lambda call: doctools.analyze_document(
-                chunks, call, document=doctools.doc_name(doc), aspect=aspect, question=question), ask_model)
+            return await drive(doctools.analyze_document(
+                chunks, document=doctools.doc_name(doc), aspect=aspect, question=question), ask_model)
 
         async def compare(documents: list, topic: str):
             if not isinstance(documents, list) or len(documents) != 2:
                 raise ChatError("compare_documents compares exactly two documents at a time")
             a, b = (doctools.find_document(view, d) for d in documents)
             chunks_a, chunks_b = await self.engine.library.chunks_of(a["id"]), await self.engine.library.chunks_of(b["id"])
-            return await replay(lambda call: doctools.compare_documents(
-                topic, chunks_a, chunks_b, call, names=(doctools.doc_name(a), doctools.doc_name(b))), ask_model)
+            return await drive(doctools.compare_documents(
+                topic, chunks_a, chunks_b, names=(doctools.doc_name(a), doctools.doc_name(b))), ask_model)
 
         return {"search_knowledge_base": search, "list_documents": lambda: doctools.list_documents(view),
                 "analyze_document": analyze, "compare_documents": compare, **BUILTIN_IMPLS}
-
-
-class _Pending(Exception):
-    def __init__(self, prompt: str, schema: dict):
-        self.prompt, self.schema = prompt, schema
-
-
-async def replay(run, ask_model):
-    """Run a pure tool whose ``llm_call`` is synchronous against an async model.
-
-    ``run(llm_call)`` is re-run from the start after each answer arrives, with
-    the answers so far replayed in order; pure functions make that safe, and
-    it keeps ``chat.doctools`` free of async.
-    """
-    answers: dict[str, list[str]] = {}
-    while True:
-        asked: collections.Counter = collections.Counter()
-
-        def llm_call(prompt: str, schema: dict) -> str:
-            n = asked[prompt]
-            asked[prompt] += 1
-            got = answers.get(prompt, [])
-            if n < len(got):
-                return got[n]
-            raise _Pending(prompt, schema)
-
-        try:
-            return run(llm_call)
-        except _Pending as need:
-            answers.setdefault(need.prompt, []).append(await ask_model(need.prompt, need.schema))

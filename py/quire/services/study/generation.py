@@ -1,4 +1,5 @@
-"""Making sets: model calls (replayed into the synchronous generators) and the no-LLM fallback."""
+"""Making sets: the model answers ``quire.study.generate``'s requests (``quire.llm.ask.drive``),
+or the no-LLM fallback makes them."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from datetime import datetime, timezone
 
 from quire.errors import InvalidInput
 from quire.llm import budget
+from quire.llm.ask import Ask, drive
 from quire.llm.events import LLMError
 from quire.model import Chunk
 from quire.study import fsrs_sched, quiz
 from quire.study.generate import DIFFICULTIES, CutReply, generate
-from quire.study.schemas import token_budget
 from quire.study.validate import StudyError
 
 from .common import (KINDS, MAX_OFFLINE_CHUNKS, NO_AI, TEMPERATURE, _action, _iso, _overrides, _save, _scope_chunks,
@@ -20,19 +21,15 @@ from .common import (KINDS, MAX_OFFLINE_CHUNKS, NO_AI, TEMPERATURE, _action, _is
 from .sets import _view
 
 
-class _NeedReply(Exception):
-    """Raised inside ``generate``'s (sync) model call: ask the (async) model, then replay."""
-
-
-async def _ask(engine, ctx, prompt: str, schema: dict) -> str:
+async def _ask(engine, ctx, ask: Ask) -> str:
     """One structured-output call, streamed so Stop works and progress shows.  Its length is
-    bounded by what the schema allows (``token_budget``, so sized from the items asked); an
+    bounded by what the schema allows (``ask.max_tokens``, so sized from the items asked); an
     answer the server cut at that bound comes back as a ``CutReply``."""
     ctx.emit({"stage": "ask", "message": f"Asking {engine.llm.chat_model}…", "chars": 0})
-    client, messages = engine.llm.client(), [{"role": "user", "content": prompt}]
+    client, messages = engine.llm.client(), [{"role": "user", "content": ask.prompt}]
     context = (await client.props())["context_length"] if engine.llm.settings["kind"] == "openai" else None
-    options = budget.fit(engine.llm.options(temperature=TEMPERATURE, num_predict=token_budget(schema)), context, messages)
-    stream = client.chat(engine.llm.chat_model, messages, stream=True, format=schema, options=options)
+    options = budget.fit(engine.llm.options(temperature=TEMPERATURE, num_predict=ask.max_tokens), context, messages)
+    stream = client.chat(engine.llm.chat_model, messages, stream=True, format=ask.schema, options=options)
     n = 0
     async for _ in stream:
         n += 1
@@ -50,26 +47,16 @@ async def _ask(engine, ctx, prompt: str, schema: dict) -> str:
 
 
 async def _generate_with_model(engine, ctx, kind: str, chunks: list[Chunk], **kw) -> dict:
-    """``generate`` is synchronous; replay it with the model's answers gathered so far."""
-    replies: list[str] = []
+    """``generate``, its requests answered by the chat model."""
     overrides = await _overrides(engine)
-    while True:
-        queued = iter(list(replies))
 
-        def call(prompt, schema):
-            try:
-                return next(queued)
-            except StopIteration:
-                raise _NeedReply(prompt, schema) from None
+    async def answer(ask: Ask) -> str:
+        reply = await _ask(engine, ctx, ask)
+        ctx.emit({"stage": "check", "message": "Checking every item…"})
+        return reply
 
-        try:
-            ctx.emit({"stage": "check", "message": "Checking every item…"} if replies else
-                     {"stage": "select", "message": "Choosing representative passages…"})
-            return generate(kind, chunks, call, overrides=overrides, **kw)
-        except _NeedReply as need:
-            if len(replies) >= 2:
-                raise StudyError("The model was asked twice and gave nothing usable.") from None
-            replies.append(await _ask(engine, ctx, *need.args))
+    ctx.emit({"stage": "select", "message": "Choosing representative passages…"})
+    return await drive(generate(kind, chunks, overrides=overrides, **kw), answer)
 
 
 # ---------------------------------------------------------------- making sets
