@@ -8,7 +8,7 @@ from quire.chat import doctools as d
 from quire.llm.ask import run
 from quire.model import Chunk
 from quire.study.validate import StudyError
-from quire.tools import MAX_TOOL_RESULT
+from quire.chat.agent import MAX_TOOL_RESULT
 
 LIBRARY = [
     {"id": "bio", "name": "Biology notes.pdf", "kind": "pdf", "size": 1_234_567, "pages": 12, "category": "Exam 2"},

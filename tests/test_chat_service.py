@@ -13,7 +13,7 @@ from quire.llm import BlockingAsyncTransport, UrllibTransport
 from quire.services import Context
 from quire.services import chat as chat_service
 from quire.store import MemoryStore
-from quire.tools import TOOL_SCHEMAS
+from quire.chat.agent import TOOL_SCHEMAS
 
 METHODS = chat_service.METHODS
 BIO = "# Cells\nMitochondria make ATP for the cell. Mitosis makes two identical cells."

@@ -24,7 +24,7 @@ from quire.model import Chunk, location_label
 from quire.study.schemas import token_budget
 from quire.study.select import MAX_CHUNKS, select_chunks
 from quire.study.validate import StudyError, parse_json
-from quire.tools import MAX_TOOL_RESULT
+from quire.chat.agent import MAX_TOOL_RESULT
 
 SEARCH_K = 7  # passages search_knowledge_base returns unless asked otherwise
 MAX_SEARCH_K = 20  # the tool schema's maximum

@@ -20,7 +20,7 @@ document tools ask the model themselves with one structured call each.
 Sessions live in the ``chats`` bucket, one key per session.
 
 Layout: ``sessions`` (the store, ``ChatError``, summaries), ``answering`` (``ChatService``: a
-question to a streamed answer, with or without a model), ``tools`` (scoped retrieval and the
+question to a streamed answer, with or without a model), ``retrieval`` (scoped retrieval and the
 agent's tools), ``turn`` (one answer in progress, Stop).  The names callers used from the
 single module are importable from here.
 """

@@ -12,10 +12,10 @@ from quire.chat.extractive import LABEL as EXTRACTIVE_LABEL
 from quire.chat.extractive import extractive_answer
 from quire.llm import budget
 from quire.llm.events import LLMError
-from quire.tools import run_agent
+from quire.chat.agent import run_agent
 
 from .sessions import BUCKET, ChatError, Sessions, memory_use
-from .tools import Retrieval
+from .retrieval import Retrieval
 from .turn import _KEPT_EVENTS, Turn, _StoppableClient, cut_message, refuses_tools
 
 MAX_STEPS = 4  # model calls per answer: up to three rounds of tools, then it must answer

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from quire.llm.events import Content, Done, LLMError, Thinking, ToolCalls
-from quire.tools import AgentDone, ToolResult
+from quire.chat.agent import AgentDone, ToolResult
 
 CANCEL_POLL = 0.1  # seconds between looks at the Stop button while the model is silent
 _KEPT_EVENTS = ("tool_call", "tool_result", "error", "connection", "notice")

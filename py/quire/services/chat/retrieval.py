@@ -7,7 +7,7 @@ from __future__ import annotations
 from quire.chat import doctools
 from quire.chat.answer import search_scope
 from quire.llm.ask import Ask, drive
-from quire.tools import BUILTIN_IMPLS
+from quire.chat.agent import BUILTIN_IMPLS
 
 from .sessions import ChatError
 
@@ -23,10 +23,8 @@ class Retrieval:
             where = [document_id]
         hits = await self.engine.search(query, k=k, scope=where)
         for hit in hits:
-            try:
-                hit["language"] = self.engine.library.source(hit["source_id"]).get("language") or "en"
-            except Exception:  # a source removed since: keep the default tokenizer
-                hit["language"] = "en"
+            source = self.engine.library.table.get(hit["source_id"])  # None: removed since
+            hit["language"] = (source or {}).get("language") or "en"
         return hits
 
     def _in_scope(self, source_id: str, scope) -> bool:
@@ -66,7 +64,10 @@ class Retrieval:
 
         async def search(query: str, top_k: int = doctools.SEARCH_K, document: str | None = None):
             doc_id = doctools.find_document(view, document)["id"] if document else None
-            k = max(1, min(int(top_k), doctools.MAX_SEARCH_K))
+            try:
+                k = max(1, min(int(top_k), doctools.MAX_SEARCH_K))
+            except (TypeError, ValueError):
+                raise ChatError(f"top_k must be a whole number from 1 to {doctools.MAX_SEARCH_K}") from None
             hits = await self._search(query, k, scope, doc_id)
             return doctools.search_knowledge_base(lambda *_: hits, query, k, doc_id)
 

@@ -1,14 +1,16 @@
 """Calculator, clock, tool schemas and the bounded agent loop."""
 
 import datetime as dt
+import logging
 
 import pytest
 
 from aio import drain
 from ollama_server import OllamaStub
+from quire.errors import InvalidInput
 from quire.llm import BlockingAsyncTransport, Content, OllamaClient, UrllibTransport
-from quire.tools import (BUILTIN_IMPLS, TOOL_SCHEMAS, AgentDone, CalculatorError, ToolResult, calculator,
-                         current_time, run_agent, tool_schemas)
+from quire.chat.agent import (BUILTIN_IMPLS, TOOL_SCHEMAS, AgentDone, CalculatorError, ToolResult, calculator,
+                              current_time, run_agent, tool_schemas)
 
 
 @pytest.mark.parametrize("expr,value", [
@@ -158,27 +160,42 @@ def test_agent_is_bounded(stub, client):
     assert sum(isinstance(e, ToolResult) for e in events) == 2
 
 
-def test_agent_reports_tool_failures_to_the_model(stub, client):
+def test_agent_reports_tool_failures_to_the_model_and_logs_bugs(stub, client, caplog):
     def search_knowledge_base(query):
-        raise RuntimeError("index not built yet")
+        raise RuntimeError("index not built yet")  # a bug, not something the model did
+
+    def list_documents():
+        raise InvalidInput("no document named 'x'; the library has: a.md")  # expected: the model may retry
+
+    def analyze_document(document):
+        return len(document) + None  # a TypeError inside the tool: a bug, not bad arguments
 
     stub.enqueue_chat(tool_calls=[
         {"name": "calculator", "arguments": {"expression": "__import__('os')"}},
         {"name": "search_knowledge_base", "arguments": {"query": "cells"}},
         {"name": "delete_everything", "arguments": {}},
         {"name": "calculator", "arguments": {"expr": "1+1"}},
+        {"name": "list_documents", "arguments": {}},
+        {"name": "analyze_document", "arguments": {"document": "x"}},
     ])
     stub.enqueue_chat("Sorry, I could not do that.")
-    impls = {**BUILTIN_IMPLS, "search_knowledge_base": search_knowledge_base}
-    events = drain(run_agent(client, "llama3.2:3b", USER, impls))
+    impls = {**BUILTIN_IMPLS, "search_knowledge_base": search_knowledge_base, "list_documents": list_documents,
+             "analyze_document": analyze_document}
+    with caplog.at_level(logging.ERROR, logger="quire.chat"):
+        events = drain(run_agent(client, "llama3.2:3b", USER, impls))
     results = [e for e in events if isinstance(e, ToolResult)]
-    assert [r.ok for r in results] == [False] * 4
+    assert [r.ok for r in results] == [False] * 6
     assert "not available" in results[0].result
-    assert results[1].result == "error: index not built yet"
+    assert results[1].result == "error: search_knowledge_base failed unexpectedly (RuntimeError); answer without it"
     assert results[2].result.startswith("error: unknown tool 'delete_everything'; available: calculator")
-    assert results[3].result.startswith("error: bad arguments for calculator")
+    assert results[3].result.startswith("error: bad arguments for calculator: missing a required argument: 'expression'")
+    assert results[4].result == "error: no document named 'x'; the library has: a.md"
+    assert results[5].result == "error: analyze_document failed unexpectedly (TypeError); answer without it"
     tool_msgs = [m for m in stub.bodies("/api/chat")[1]["messages"] if m["role"] == "tool"]
     assert [m["content"] for m in tool_msgs] == [r.result for r in results]
+    bugs = [r for r in caplog.records if r.name == "quire.chat"]
+    assert [r.exc_info[0] for r in bugs] == [RuntimeError, TypeError]  # each bug logged with its traceback
+    assert "index not built yet" in caplog.text and "Traceback" in caplog.text
 
 
 def test_agent_structured_result_is_json(stub, client):

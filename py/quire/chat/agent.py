@@ -1,5 +1,5 @@
-"""The chat tools' pure parts: a safe calculator, the clock, the tool schemas
-Ollama is given, and the bounded loop that runs tool calls.
+"""The chat agent: a safe calculator, the clock, the tool schemas the model is given, and
+the bounded loop that runs the tool calls it asks for.
 
     >>> calculator("2 * (3 + 4) ** 2")
     98
@@ -13,6 +13,7 @@ import ast
 import datetime as _dt
 import inspect
 import json
+import logging
 import math
 import operator
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ MAX_INT_BITS = 4096  # ~1233 decimal digits; bigger ints are refused before they
 MAX_EXPONENT = 10_000
 MAX_FACTORIAL = 170  # 171! overflows a float anyway
 MAX_TOOL_RESULT = 8000  # characters of a tool result fed back to the model
+_log = logging.getLogger("quire.chat")
 
 
 class CalculatorError(QuireError, ValueError):
@@ -218,22 +220,38 @@ def _as_text(value) -> str:
 
 
 def _prepare(call: ToolCall, tool_impls: dict):
-    """The implementation to run, or why there is none."""
+    """The implementation to run, or why there is none (an unknown tool, arguments that are
+    no JSON or do not fit its parameters): the model reads that and may try again."""
     impl = tool_impls.get(call.name)
     if impl is None:
         return None, f"unknown tool {call.name!r}; available: {', '.join(tool_impls)}"
     if "_unparsed" in call.arguments:
         return None, "the arguments were not valid JSON"
+    try:
+        inspect.signature(impl).bind(**call.arguments)
+    except TypeError as exc:
+        return None, f"bad arguments for {call.name}: {exc}"
     return impl, None
 
 
-def _finish(call: ToolCall, value, error: Exception | str | None) -> ToolResult:
-    if error is not None:
-        reason = error if isinstance(error, str) else (str(error) or type(error).__name__)
-        if isinstance(error, TypeError):
-            reason = f"bad arguments for {call.name}: {reason}"
-        return ToolResult(call.name, call.arguments, f"error: {reason}", ok=False)
+async def _call(call: ToolCall, impl) -> ToolResult:
+    """Run one tool.  An expected failure (``QuireError``: no such document, not arithmetic,
+    the model's own answer unusable) is information for the model; anything else is a bug:
+    logged with its traceback, and the model is told the tool failed."""
+    try:
+        value = impl(**call.arguments)
+        if inspect.isawaitable(value):
+            value = await value
+    except QuireError as exc:
+        return _failed(call, str(exc) or type(exc).__name__)
+    except Exception as exc:
+        _log.error("the chat tool %s failed", call.name, exc_info=exc)
+        return _failed(call, f"{call.name} failed unexpectedly ({type(exc).__name__}); answer without it")
     return ToolResult(call.name, call.arguments, _as_text(value))
+
+
+def _failed(call: ToolCall, reason: str) -> ToolResult:
+    return ToolResult(call.name, call.arguments, f"error: {reason}", ok=False)
 
 
 def _tool_message(call: ToolCall, result: ToolResult) -> dict:
@@ -253,8 +271,8 @@ async def run_agent(client, model: str, messages: list[dict], tool_impls: dict, 
 
     The last call offers no tools, so the model has to answer with what it has.
     Yields the chat events, a ``ToolResult`` per call and finally ``AgentDone``.
-    A tool that raises becomes an ``error: ...`` result the model can read;
-    a tool may be a plain function or a coroutine function.
+    A tool that fails becomes an ``error: ...`` result the model can read (a bug is
+    logged too); a tool may be a plain function or a coroutine function.
     """
     history, schemas = list(messages), _schemas(tool_impls, tools)
     for step in range(1, max_steps + 1):
@@ -269,14 +287,6 @@ async def run_agent(client, model: str, messages: list[dict], tool_impls: dict, 
             return
         for call in reply.tool_calls:
             impl, error = _prepare(call, tool_impls)
-            value = None
-            if impl is not None:
-                try:
-                    value = impl(**call.arguments)
-                    if inspect.isawaitable(value):
-                        value = await value
-                except Exception as exc:  # a tool's failure is information for the model
-                    error = exc
-            result = _finish(call, value, error)
+            result = _failed(call, error) if impl is None else await _call(call, impl)
             history.append(_tool_message(call, result))
             yield result
