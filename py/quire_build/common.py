@@ -17,7 +17,6 @@ VIRTUAL_BASE = "https://bundle.quire.invalid/"  # never on the network: the work
 CORE_FILES = ["pyodide.asm.js", "pyodide.asm.wasm", "pyodide.js", "python_stdlib.zip", "pyodide-lock.json"]
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed timestamps make zips reproducible
 GZIP_WORTH_IT = 0.9  # gzip an asset only if it saves more than 10%
-BUILD_ONLY = {"voice"}  # quire.voice converts and compiles at build time; the tab never imports it
 # The shared libraries `import numpy` loads before the engine is ready (numpy 2.0.2); the worker
 # compiles them while the snapshot is restored (site/engine/worker.js, compileDynlibs), and
 # tests/test_boot_browser.py checks this list against what the engine has loaded when ready.

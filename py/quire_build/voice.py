@@ -1,7 +1,7 @@
 """Voice assets (issue 17).
 
 whisper.cpp compiled with Emscripten and Whisper tiny.en converted to its format, both
-in py/quire/voice (build-time only).  `--no-voice` builds, and machines where Emscripten
+in py/quire_build/whisper.  `--no-voice` builds, and machines where Emscripten
 cannot be had, leave them out; the page then hides the microphone and About says why.
 """
 
@@ -15,7 +15,7 @@ from quire_build.downloads import cached_download
 
 
 def fetch_voice_or_skip(pins: dict, cache: Path) -> dict[str, bytes]:
-    from quire.voice import pack  # build-time only: whisper.cpp, Emscripten, the model converter
+    from quire_build.whisper import pack  # whisper.cpp, Emscripten, the model converter
 
     def download(requirement: str, filename: str, sha256: str) -> bytes:
         return cached_download(requirement, filename, sha256, cache)

@@ -9,7 +9,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from quire_build.common import BUILD_ONLY, ROOT, ZIP_EPOCH
+from quire_build.common import ROOT, ZIP_EPOCH
 
 
 def deterministic_zip(entries: dict[str, bytes]) -> bytes:
@@ -29,8 +29,6 @@ def build_quire_wheel(root: Path = ROOT) -> tuple[str, bytes]:
         version = tomllib.load(f)["project"]["version"]
     entries = {}
     for path in sorted((root / "py" / "quire").rglob("*")):
-        if path.relative_to(root / "py" / "quire").parts[0] in BUILD_ONLY:
-            continue
         if path.is_file() and "__pycache__" not in path.parts and path.suffix in {".py", ".json", ".md", ".txt"}:
             entries[path.relative_to(root / "py").as_posix()] = path.read_bytes()
     for path in sorted((root / "prompts").glob("*.md")):

@@ -18,7 +18,7 @@
 (function () {
   'use strict';
 
-  // Asset names; build's quire.voice.pack.asset_names() makes the same ones (a test checks both agree).
+  // Asset names; the build's quire_build.whisper.pack.asset_names() makes the same ones (a test checks both agree).
   var FILES = {
     worker: 'voice/whisper-1.4.1.js',
     wasm: 'voice/whisper-1.4.1.wasm',
