@@ -383,14 +383,14 @@ def test_nothing_made_before_erase_all_is_saved_after_it(stub, monkeypatch):
         gates = slow_answers(q, monkeypatch)
         chat = asyncio.ensure_future(ask(q, "What makes ATP?"))
         await until(gates, 1)
-        original, study_gate, read = generation._scope_chunks, asyncio.Event(), asyncio.Event()
+        original, study_gate, read = generation.scope_chunks, asyncio.Event(), asyncio.Event()
 
         async def slow_chunks(engine, sources):  # read, then a model thinks for a minute
             chunks = await original(engine, sources)
             read.set()
             await study_gate.wait()
             return chunks
-        monkeypatch.setattr(generation, "_scope_chunks", slow_chunks)
+        monkeypatch.setattr(generation, "scope_chunks", slow_chunks)
         made = asyncio.ensure_future(study.METHODS["studyGenerate"](q, Context(), "mindmap", {}))
         await read.wait()
         await q.erase_all()

@@ -198,14 +198,14 @@ def test_a_card_rated_while_another_is_kept_keeps_its_schedule(monkeypatch):
         await q.train()
         queue = await call(q, "review", deck["id"])
         flagged, other = queue["cards"][0]["id"], queue["cards"][-1]["id"]
-        hashes, gate, reading = deck_service._current_hashes, asyncio.Event(), asyncio.Event()
+        hashes, gate, reading = deck_service.current_hashes, asyncio.Event(), asyncio.Event()
 
         async def slow_hashes(engine, record):
             out = await hashes(engine, record)
             reading.set()
             await gate.wait()
             return out
-        monkeypatch.setattr(deck_service, "_current_hashes", slow_hashes)
+        monkeypatch.setattr(deck_service, "current_hashes", slow_hashes)
         keep = asyncio.ensure_future(call(q, "resolveCard", deck["id"], flagged, "keep"))
         await reading.wait()
         rated = await call(q, "rate", deck["id"], other, "easy")
@@ -292,7 +292,7 @@ def test_a_lesson_written_meanwhile_keeps_what_changed_in_the_set(stub, monkeypa
         written.append(len(written) + 1)
         return {"items": [{"title": kw["lesson_title"], "introduction": f"text {written[-1]}", "sections": [],
                            "key_points": [], "exercises": []}]}
-    monkeypatch.setattr(workshop, "_generate_with_model", slow_model)
+    monkeypatch.setattr(workshop, "generate_with_model", slow_model)
 
     async def go():
         q = await engine(stub.url)

@@ -19,7 +19,7 @@ from typing import Callable
 from quire.chat.answer import citations_for
 from quire.retrieval.query import query_terms as search_terms
 from quire.retrieval.relevance import WEAK_MESSAGE, coverage, is_weak
-from quire.retrieval.tokenize import _TOKEN, Tokenizer  # the same word pattern search uses
+from quire.retrieval.tokenize import TOKEN, Tokenizer  # the same word pattern search uses
 
 LABEL = "Search results — no AI summary (no model connected)"
 FAILED_LABEL = "Search results — no AI summary (the model server failed; see the message above)"
@@ -62,7 +62,7 @@ def highlight_spans(text: str, terms: set[str], tokenizer: Tokenizer) -> list[tu
     if not terms:
         return []
     spans = []
-    for m in _TOKEN.finditer(text):
+    for m in TOKEN.finditer(text):
         got = tokenizer(m.group())
         if not terms.intersection(got):
             continue

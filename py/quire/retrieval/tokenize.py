@@ -65,7 +65,7 @@ def snowball(algorithm: str):
 
 
 # \w runs joined by -, ., / ; the dash class includes the Unicode hyphens PDFs produce.
-_TOKEN = re.compile(r"\w+(?:[-\u2010\u2011./]\w+)*")
+TOKEN = re.compile(r"\w+(?:[-\u2010\u2011./]\w+)*")
 _SPLIT = re.compile(r"[-\u2010\u2011./_]+")
 _DIGIT_RUNS = re.compile(r"\d+|[^\W\d_]+")
 _MIN_PART = 2  # one-letter parts ("b" of "404b") match almost everything
@@ -99,7 +99,7 @@ class Tokenizer:
             text = unicodedata.normalize("NFKC", text)
         out: list[str] = []
         cache = self._cache
-        for raw in _TOKEN.findall(text.casefold()):
+        for raw in TOKEN.findall(text.casefold()):
             terms = cache.get(raw)
             if terms is None:
                 terms = cache[raw] = self._terms(raw)

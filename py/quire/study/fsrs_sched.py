@@ -30,7 +30,7 @@ def scheduler(desired_retention: float = 0.9, fuzz: bool = False):
     return fsrs.Scheduler(desired_retention=desired_retention, enable_fuzzing=fuzz)
 
 
-def _rating(rating):
+def rating_of(rating):
     import fsrs
 
     if isinstance(rating, str) and rating.lower() in RATINGS:
@@ -61,7 +61,7 @@ def review(state: dict, rating, now: datetime, sched=None) -> tuple[dict, dict]:
     import fsrs
 
     sched = sched or scheduler()
-    card, log = sched.review_card(fsrs.Card.from_dict(state), _rating(rating), review_datetime=now)
+    card, log = sched.review_card(fsrs.Card.from_dict(state), rating_of(rating), review_datetime=now)
     return card.to_dict(), log.to_dict()
 
 

@@ -58,7 +58,7 @@ def cloze_text(sentence: str, spans: list[tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
-def _round_robin(lists: list[list]):
+def round_robin(lists: list[list]):
     """Yield ``(index, item)`` taking one from each list in turn."""
     depth = 0
     while any(depth < len(items) for items in lists):
@@ -75,7 +75,7 @@ def make_cloze_cards(chunks: list[Chunk], count: int = 20) -> list[dict]:
     """
     chunks = study_chunks(chunks)
     cards, used = [], set()
-    for index, cand in _round_robin(candidate_sentences(chunks)):
+    for index, cand in round_robin(candidate_sentences(chunks)):
         if len(cards) >= count:
             break
         spans = [s for s in cand["spans"] if s[2] not in used][:MAX_DELETIONS]

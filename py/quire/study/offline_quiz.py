@@ -18,7 +18,7 @@ import random
 from quire.errors import InvalidInput
 from quire.model import Chunk
 from quire.study.items import stamp
-from quire.study.offline_cards import _round_robin, candidate_sentences
+from quire.study.offline_cards import round_robin, candidate_sentences
 from quire.study.select import study_chunks
 from quire.study.text import find_phrase, scope_phrases
 
@@ -98,7 +98,7 @@ def make_quiz(chunks: list[Chunk], count: int = 10, kinds: tuple[str, ...] = ("m
     chunks = study_chunks(chunks)
     pool = sorted({p for phrases in scope_phrases(chunks) for p, _ in phrases})
     items = []
-    for index, cand in _round_robin(candidate_sentences(chunks)):
+    for index, cand in round_robin(candidate_sentences(chunks)):
         if len(items) >= count:
             break
         kind = kinds[len(items) % len(kinds)]

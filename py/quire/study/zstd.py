@@ -14,8 +14,8 @@ b'abc'
 
 from __future__ import annotations
 
-from quire.study.zstd_entropy import ZstdError, _Backward, _Forward, _fse_counts, _fse_table, _huffman_stream, \
-    _huffman_table
+from quire.study.zstd_entropy import ZstdError, Backward, Forward, fse_counts, fse_table, huffman_stream, \
+    huffman_table
 
 MAGIC = 0xFD2FB528
 _SKIPPABLE = 0x184D2A50  # ..0x184D2A5F: frames a decoder skips
@@ -74,11 +74,11 @@ class _Frame:
         self.grow(regen)
         pos, end = width, width + size
         if kind == 2:
-            self.huffman, pos = _huffman_table(block, pos)
+            self.huffman, pos = huffman_table(block, pos)
         elif self.huffman is None:
             raise ZstdError("a block reuses a Huffman table that was never sent")
         if form == 0:
-            return _huffman_stream(block[pos:end], regen, self.huffman), end
+            return huffman_stream(block[pos:end], regen, self.huffman), end
         sizes = [int.from_bytes(block[pos + 2 * i:pos + 2 * i + 2], "little") for i in range(3)]
         pos += 6
         sizes.append(end - pos - sum(sizes))
@@ -86,19 +86,19 @@ class _Frame:
         counts = [quarter, quarter, quarter, regen - 3 * quarter]
         parts = []
         for size_i, count in zip(sizes, counts):
-            parts.append(_huffman_stream(block[pos:pos + size_i], count, self.huffman))
+            parts.append(huffman_stream(block[pos:pos + size_i], count, self.huffman))
             pos += size_i
         return b"".join(parts), end
 
     def table(self, name: str, mode: int, block: bytes, pos: int, default) -> int:
         if mode == 0:
-            self.tables[name] = _fse_table(*default)
+            self.tables[name] = fse_table(*default)
         elif mode == 1:
             self.tables[name] = ([block[pos]], [0], [0], 0)
             return pos + 1
         elif mode == 2:
-            r = _Forward(block, pos)
-            self.tables[name] = _fse_table(*_fse_counts(r, MAX_LOG[name], MAX_SYMBOL[name]))
+            r = Forward(block, pos)
+            self.tables[name] = fse_table(*fse_counts(r, MAX_LOG[name], MAX_SYMBOL[name]))
             return r.end()
         elif self.tables[name] is None:
             raise ZstdError("a block reuses a table that was never sent")
@@ -121,9 +121,9 @@ class _Frame:
         pos = self.table("ll", modes >> 6, block, pos + 1, LL_DEFAULT)
         pos = self.table("of", (modes >> 4) & 3, block, pos, OF_DEFAULT)
         pos = self.table("ml", (modes >> 2) & 3, block, pos, ML_DEFAULT)
-        self.sequences(_Backward(block[pos:]), n, literals)
+        self.sequences(Backward(block[pos:]), n, literals)
 
-    def sequences(self, r: _Backward, n: int, literals: bytes) -> None:
+    def sequences(self, r: Backward, n: int, literals: bytes) -> None:
         ll_sym, ll_bits, ll_next, ll_log = self.tables["ll"]
         of_sym, of_bits, of_next, of_log = self.tables["of"]
         ml_sym, ml_bits, ml_next, ml_log = self.tables["ml"]

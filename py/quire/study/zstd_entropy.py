@@ -4,7 +4,7 @@ Used by ``quire.study.zstd``; all pure functions over bytes.
 
 Symbols are spread over the states with step (size/2 + size/8 + 3), here 5 mod 4:
 
->>> _fse_table([2, 1, 1], 2)[0]  # which symbol each of the 4 states decodes
+>>> fse_table([2, 1, 1], 2)[0]  # which symbol each of the 4 states decodes
 [0, 0, 1, 2]
 """
 
@@ -17,7 +17,7 @@ class ZstdError(QuireError):
     """Not a zstd stream Quire can read, or more output than allowed."""
 
 
-class _Forward:
+class Forward:
     """Bits read least-significant first, from the start (FSE table headers)."""
 
     def __init__(self, data: bytes, start: int):
@@ -35,7 +35,7 @@ class _Forward:
         return (self.bit + 7) >> 3
 
 
-class _Backward:
+class Backward:
     """Bits read from the end towards the start (Huffman and sequence streams).
 
     The bytes are reversed once, so reading is most-significant-first from the
@@ -64,7 +64,7 @@ class _Backward:
 
 
 # ---------------------------------------------------------------- FSE
-def _fse_counts(r: _Forward, max_log: int, max_symbol: int) -> tuple[list[int], int]:
+def fse_counts(r: Forward, max_log: int, max_symbol: int) -> tuple[list[int], int]:
     log = r.read(4) + 5
     if log > max_log:
         raise ZstdError(f"an FSE table's accuracy {log} is above {max_log}")
@@ -93,7 +93,7 @@ def _fse_counts(r: _Forward, max_log: int, max_symbol: int) -> tuple[list[int], 
     return counts, log
 
 
-def _fse_table(counts: list[int], log: int) -> tuple[list[int], list[int], list[int], int]:
+def fse_table(counts: list[int], log: int) -> tuple[list[int], list[int], list[int], int]:
     """``(symbol, bits, base, log)`` per state, as RFC 8878 4.1.1 spreads them."""
     size = 1 << log
     symbols = [0] * size
@@ -125,7 +125,7 @@ def _fse_table(counts: list[int], log: int) -> tuple[list[int], list[int], list[
 
 
 # ---------------------------------------------------------------- Huffman literals
-def _huffman_table(data: bytes, pos: int) -> tuple[tuple[list[int], list[int], int], int]:
+def huffman_table(data: bytes, pos: int) -> tuple[tuple[list[int], list[int], int], int]:
     """The literal decoding table described at ``data[pos]``; returns it and the next position."""
     header = data[pos]
     pos += 1
@@ -135,10 +135,10 @@ def _huffman_table(data: bytes, pos: int) -> tuple[tuple[list[int], list[int], i
         weights = [(packed[i // 2] >> 4) if i % 2 == 0 else (packed[i // 2] & 15) for i in range(n)]
         pos += (n + 1) // 2
     else:
-        r = _Forward(data[:pos + header], pos)
-        counts, log = _fse_counts(r, 6, 255)
-        table = _fse_table(counts, log)
-        stream = _Backward(data[r.end():pos + header])
+        r = Forward(data[:pos + header], pos)
+        counts, log = fse_counts(r, 6, 255)
+        table = fse_table(counts, log)
+        stream = Backward(data[r.end():pos + header])
         weights = _fse_weights(stream, table)
         pos += header
     total = sum(1 << (w - 1) for w in weights if w)
@@ -170,7 +170,7 @@ def _huffman_table(data: bytes, pos: int) -> tuple[tuple[list[int], list[int], i
     return (symbols, lengths, max_bits), pos
 
 
-def _fse_weights(stream: _Backward, table) -> list[int]:
+def _fse_weights(stream: Backward, table) -> list[int]:
     symbols, bits, base, log = table
     s1, s2, out = stream.read(log), stream.read(log), []
     while True:
@@ -189,7 +189,7 @@ def _fse_weights(stream: _Backward, table) -> list[int]:
     return out
 
 
-def _huffman_stream(data: bytes, count: int, table) -> bytes:
+def huffman_stream(data: bytes, count: int, table) -> bytes:
     symbols, lengths, max_bits = table
     if not data or data[-1] == 0:
         raise ZstdError("a literals stream has no end marker")

@@ -16,7 +16,7 @@ from quire.chat.agent import run_agent
 
 from .sessions import BUCKET, ChatError, Sessions, memory_use
 from .retrieval import Retrieval
-from .turn import _KEPT_EVENTS, Turn, _StoppableClient, cut_message, refuses_tools
+from .turn import KEPT_EVENTS, Turn, StoppableClient, cut_message, refuses_tools
 
 MAX_STEPS = 4  # model calls per answer: up to three rounds of tools, then it must answer
 UNREACHABLE = ("connection",)  # LLMError kinds meaning "no model here", answered without one
@@ -78,7 +78,7 @@ class ChatService(Sessions, Retrieval):
 
     async def _with_model(self, turn: "Turn", question: str, hits: list[dict], citations: list[dict]) -> None:
         llm, session = self.engine.llm, turn.session
-        client, model = _StoppableClient(llm.client()), llm.chat_model
+        client, model = StoppableClient(llm.client()), llm.chat_model
         request = build_request(question, hits, scope=session.get("scope"), history=memory.history(session))
         try:
             caps, context = await self._capabilities(client, model)
@@ -138,7 +138,7 @@ class ChatService(Sessions, Retrieval):
     async def _finish(self, turn: "Turn", citations: list[dict]) -> dict:
         session = turn.session
         memory.add_answer(session, turn.text, citations=citations, thinking=turn.thinking,
-                          events=[e for e in turn.events if e["type"] in _KEPT_EVENTS])
+                          events=[e for e in turn.events if e["type"] in KEPT_EVENTS])
         msg = session["messages"][-1]
         msg["mode"] = turn.mode
         if turn.extractive:

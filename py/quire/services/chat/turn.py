@@ -9,7 +9,7 @@ from quire.llm.events import Content, Done, LLMError, Thinking, ToolCalls
 from quire.chat.agent import AgentDone, ToolResult
 
 CANCEL_POLL = 0.1  # seconds between looks at the Stop button while the model is silent
-_KEPT_EVENTS = ("tool_call", "tool_result", "error", "connection", "notice")
+KEPT_EVENTS = ("tool_call", "tool_result", "error", "connection", "notice")
 
 
 def refuses_tools(exc: LLMError) -> bool:
@@ -82,7 +82,7 @@ class Turn:
             self.emit({"type": "tool_result", "name": event.name, "arguments": event.arguments,
                        "result": event.result, "ok": event.ok})
 
-    async def drive(self, agent, client: "_StoppableClient") -> None:
+    async def drive(self, agent, client: "StoppableClient") -> None:
         """Pass the agent's events on until it is done or Stop is pressed.
 
         The model may be silent for a long time (loading, thinking), so Stop is
@@ -119,7 +119,7 @@ class Turn:
                 pass
 
 
-class _StoppableClient:
+class StoppableClient:
     """A chat client that remembers its open streams so Stop can close them."""
 
     def __init__(self, client):

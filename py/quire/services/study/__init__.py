@@ -31,32 +31,7 @@ or used.
 
 from __future__ import annotations
 
-from .deck import _rate, _resolve_card, _review
-from .files import _export, _import
-from .generation import _generate
-from .quizzes import _quiz_answer, _quiz_restart, _quiz_submit
-from .sets import _delete, _open, _sets
-from .templates import _reset_override, _save_override, _template, _templates
-from .workshop import _lesson, _lesson_done
+from . import deck, files, generation, quizzes, sets, templates, workshop
 
-
-METHODS = {
-    "studyGenerate": _generate,
-    "studySets": _sets,
-    "studyOpen": _open,
-    "studyDelete": _delete,
-    "quizAnswer": _quiz_answer,
-    "quizSubmit": _quiz_submit,
-    "quizRestart": _quiz_restart,
-    "review": _review,
-    "rate": _rate,
-    "resolveCard": _resolve_card,
-    "openLesson": _lesson,
-    "lessonDone": _lesson_done,
-    "studyExport": _export,
-    "studyImport": _import,
-    "promptTemplates": _templates,
-    "promptTemplate": _template,
-    "savePromptOverride": _save_override,
-    "resetPromptOverride": _reset_override,
-}
+METHODS = {**generation.METHODS, **sets.METHODS, **quizzes.METHODS, **deck.METHODS, **workshop.METHODS,
+           **files.METHODS, **templates.METHODS}

@@ -21,17 +21,17 @@ log = logging.getLogger("quire.services.study")
 
 
 # ---------------------------------------------------------------- helpers
-def _now(now=None) -> datetime:
+def utc_now(now=None) -> datetime:
     if isinstance(now, str) and now:
         return datetime.fromisoformat(now.replace("Z", "+00:00"))
     return now or datetime.now(timezone.utc)
 
 
-def _iso(dt: datetime) -> str:
+def iso_time(dt: datetime) -> str:
     return dt.isoformat()
 
 
-def _action(engine, record: dict, kind: str, **extra) -> None:
+def record_action(engine, record: dict, kind: str, **extra) -> None:
     """Tell the engine's event bus (progress listens) what was done with ``record``.
 
     ``{"kind": "quiz_answer" | "card_review" | "lesson_open" | ..., "scoped", "sources",
@@ -41,19 +41,19 @@ def _action(engine, record: dict, kind: str, **extra) -> None:
                         **extra})
 
 
-async def _load(engine, set_id: str) -> dict:
+async def load_set(engine, set_id: str) -> dict:
     record = await engine.store.get(BUCKET, set_id)
     if record is None:
         raise StudyError("That study set no longer exists (it may have been deleted).")
     return record
 
 
-async def _save(engine, record: dict) -> dict:
+async def save_set(engine, record: dict) -> dict:
     await engine.store.commit([(BUCKET, record["id"], record)])
     return record
 
 
-async def _update(engine, set_id: str, change) -> dict:
+async def update_set(engine, set_id: str, change) -> dict:
     """Load ``set_id`` fresh, apply ``change(record)`` and save it, one update at a time.
 
     For changes that follow a long wait (a workshop lesson written by a model for a minute): saving
@@ -63,12 +63,12 @@ async def _update(engine, set_id: str, change) -> dict:
     if lock is None:
         lock = engine.__dict__["_study_lock"] = asyncio.Lock()
     async with lock:
-        record = await _load(engine, set_id)
+        record = await load_set(engine, set_id)
         change(record)
-        return await _save(engine, record)
+        return await save_set(engine, record)
 
 
-def _scope_sources(engine, scope) -> tuple[list[dict], str]:
+def scope_sources(engine, scope) -> tuple[list[dict], str]:
     """Trained sources in ``scope`` (None = all, {"category"}, {"sources": [ids]}) and a label."""
     trained = [s for s in engine.sources() if s["status"] == "trained"]
     if isinstance(scope, dict) and scope.get("category"):
@@ -82,7 +82,7 @@ def _scope_sources(engine, scope) -> tuple[list[dict], str]:
     return trained, "all your documents"
 
 
-async def _scope_chunks(engine, sources: list[dict]) -> list[Chunk]:
+async def scope_chunks(engine, sources: list[dict]) -> list[Chunk]:
     """The sources' chunks for the generators, each carrying its source's name (what a model
     and a card show; two sources of one name become ``notes.pdf`` and ``notes.pdf (2)``)."""
     chunks, taken = [], set()
@@ -95,9 +95,9 @@ async def _scope_chunks(engine, sources: list[dict]) -> list[Chunk]:
     return chunks
 
 
-async def _overrides(engine) -> dict:
+async def prompt_overrides(engine) -> dict:
     return await engine.store.get("settings", OVERRIDES_KEY) or {}
 
 
-def _use_model(engine, opts: dict) -> bool:
+def use_model(engine, opts: dict) -> bool:
     return bool(engine.llm.chat_model) and not opts.get("offline")

@@ -8,9 +8,9 @@ from quire.errors import InvalidInput
 from quire.study.items import item_id
 from quire.study.validate import StudyError
 
-from .common import _action, _load, _save
-from .generation import _new_record
-from .sets import _view
+from .common import record_action, load_set, save_set
+from .generation import new_set_record
+from .sets import set_view
 
 
 # ---------------------------------------------------------------- exports and imports
@@ -23,9 +23,9 @@ async def _export(engine, ctx, set_id, fmt):
     """``{"filename", "mime", "text"}`` or, for .apkg, ``{"filename", "mime", "base64"}``."""
     from quire.study import export  # lazy: .apkg needs sqlite3, which loads after the engine starts
 
-    record = await _load(engine, set_id)
+    record = await load_set(engine, set_id)
     out = _export_file(export, record, fmt)
-    _action(engine, record, "export", item=record["id"])
+    record_action(engine, record, "export", item=record["id"])
     return out
 
 
@@ -91,8 +91,14 @@ async def _import(engine, ctx, filename, title=None):
     for item in items:
         item["id"] = item_id(item)
     items = list({i["id"]: i for i in items}.values())
-    record = _new_record("flashcards", {"items": items, "report": {"kept": len(items), "dropped": []}}, scope=None,
+    record = new_set_record("flashcards", {"items": items, "report": {"kept": len(items), "dropped": []}}, scope=None,
                          label=filename, sources=[], title=title or deck_name or f"Flashcards: {filename}")
     record["imported"] = True
-    await _save(engine, record)
-    return await _view(engine, record)
+    await save_set(engine, record)
+    return await set_view(engine, record)
+
+
+METHODS = {
+    "studyExport": _export,
+    "studyImport": _import,
+}

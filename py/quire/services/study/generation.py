@@ -16,9 +16,9 @@ from quire.study import fsrs_sched, quiz
 from quire.study.generate import DIFFICULTIES, CutReply, generate
 from quire.study.validate import StudyError
 
-from .common import (KINDS, MAX_OFFLINE_CHUNKS, NO_AI, TEMPERATURE, _action, _iso, _overrides, _save, _scope_chunks,
-                     _scope_sources, _use_model)
-from .sets import _view
+from .common import (KINDS, MAX_OFFLINE_CHUNKS, NO_AI, TEMPERATURE, record_action, iso_time, prompt_overrides, save_set, scope_chunks,
+                     scope_sources, use_model)
+from .sets import set_view
 
 
 async def _ask(engine, ctx, ask: Ask) -> str:
@@ -46,9 +46,9 @@ async def _ask(engine, ctx, ask: Ask) -> str:
     return stream.reply.text
 
 
-async def _generate_with_model(engine, ctx, kind: str, chunks: list[Chunk], **kw) -> dict:
+async def generate_with_model(engine, ctx, kind: str, chunks: list[Chunk], **kw) -> dict:
     """``generate``, its requests answered by the chat model."""
-    overrides = await _overrides(engine)
+    overrides = await prompt_overrides(engine)
 
     async def answer(ask: Ask) -> str:
         reply = await _ask(engine, ctx, ask)
@@ -87,22 +87,22 @@ async def _generate(engine, ctx, kind, opts=None):
         raise InvalidInput(f"unknown difficulty {difficulty!r}; choose one of: {', '.join(DIFFICULTIES)}")
     topic = (opts.get("topic") or "").strip()
     scope = opts.get("scope") or None
-    sources, label = _scope_sources(engine, scope)
+    sources, label = scope_sources(engine, scope)
     if not sources:
         raise StudyError("Nothing to study here: no trained sources in this scope. Add documents in the Library "
                          "and press Train, or choose a wider scope.")
     wipes = getattr(engine, "wipes", 0)
     ctx.emit({"stage": "read", "message": "Reading the passages…"})
-    chunks = await _scope_chunks(engine, sources)
+    chunks = await scope_chunks(engine, sources)
     if not any(c.text.strip() for c in chunks):
         raise StudyError("Nothing to study here: the chosen sources have no text.")
     title = opts.get("title") or ""
     note = None
     made: dict | None = None
-    if _use_model(engine, opts):
+    if use_model(engine, opts):
         gen_kind = {"workshop": "workshop_outline"}.get(kind, kind)
         try:
-            out = await _generate_with_model(engine, ctx, gen_kind, chunks, count=count, difficulty=difficulty,
+            out = await generate_with_model(engine, ctx, gen_kind, chunks, count=count, difficulty=difficulty,
                                              scope=label, topic=topic)
         except LLMError as exc:
             if exc.kind != "connection":
@@ -123,15 +123,15 @@ async def _generate(engine, ctx, kind, opts=None):
         raise StudyError("Stopped. Nothing was saved.")
     if getattr(engine, "wipes", 0) != wipes:  # its passages are gone: keeping what quotes them would bring them back
         raise StudyError("Everything was erased (or a vault replaced the library) while this was being made, so it was not saved.")
-    record = _new_record(kind, made, scope=scope, label=label, sources=[s["id"] for s in sources],
+    record = new_set_record(kind, made, scope=scope, label=label, sources=[s["id"] for s in sources],
                          difficulty=difficulty, topic=topic, title=title)
     ctx.emit({"stage": "save", "message": "Saving…"})
-    await _save(engine, record)
-    _action(engine, record, "study_generated", item=record["id"])  # badges on sets (decks, maps) are checked now
-    return await _view(engine, record)
+    await save_set(engine, record)
+    record_action(engine, record, "study_generated", item=record["id"])  # badges on sets (decks, maps) are checked now
+    return await set_view(engine, record)
 
 
-def _new_record(kind, made, *, scope, label, sources, difficulty="medium", topic="", title="") -> dict:
+def new_set_record(kind, made, *, scope, label, sources, difficulty="medium", topic="", title="") -> dict:
     now = datetime.now(timezone.utc)
     report = made.get("report") or {}
     items = made.get("items", [])
@@ -147,7 +147,7 @@ def _new_record(kind, made, *, scope, label, sources, difficulty="medium", topic
               "difficulty": difficulty, "topic": topic, "made_without_ai": no_ai, "report": report}
     if kind == "quiz":
         record["items"] = items
-        record["session"] = quiz.start(items, _iso(now))
+        record["session"] = quiz.start(items, iso_time(now))
     elif kind == "flashcards":
         record["items"] = items
         record["schedules"] = {i["id"]: fsrs_sched.new_schedule(fsrs_sched.card_number(i["id"]), now) for i in items}
@@ -156,3 +156,8 @@ def _new_record(kind, made, *, scope, label, sources, difficulty="medium", topic
     else:
         record["map"] = made["map"]
     return record
+
+
+METHODS = {
+    "studyGenerate": _generate,
+}

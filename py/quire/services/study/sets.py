@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from quire.model import chunk_id
 from quire.study import fsrs_sched, quiz
 
-from .common import BUCKET, _action, _load
+from .common import BUCKET, record_action, load_set
 
 
 # ---------------------------------------------------------------- listing
@@ -36,11 +36,11 @@ def _summary(record: dict, now: datetime | None = None) -> dict:
     return out
 
 
-async def _view(engine, record: dict) -> dict:
+async def set_view(engine, record: dict) -> dict:
     """The record as the page sees it: summary, content, and cards flagged as stale."""
     out = {**record, **_summary(record)}
     if record["kind"] == "flashcards":
-        out["flags"] = await _flags(engine, record)
+        out["flags"] = await stale_flags(engine, record)
     return out
 
 
@@ -50,19 +50,19 @@ async def _sets(engine, ctx):
 
 
 async def _open(engine, ctx, set_id):
-    record = await _load(engine, set_id)
+    record = await load_set(engine, set_id)
     if record["kind"] == "mindmap":  # reading a map is studying (a quiz or deck counts its answers instead)
-        _action(engine, record, "mindmap_open", item=record["id"])
-    return await _view(engine, record)
+        record_action(engine, record, "mindmap_open", item=record["id"])
+    return await set_view(engine, record)
 
 
 async def _delete(engine, ctx, set_id):
-    await _load(engine, set_id)
+    await load_set(engine, set_id)
     await engine.store.commit([], [(BUCKET, set_id)])
     return True
 
 # ---------------------------------------------------------------- stale-card flags
-async def _current_hashes(engine, record: dict) -> dict[str, str]:
+async def current_hashes(engine, record: dict) -> dict[str, str]:
     """chunk id -> hash as the library is now; a retrained source answers for the one it replaced."""
     replaced_by = {s.get("replaces"): s["id"] for s in engine.sources() if s.get("replaces")}
     present = {s["id"] for s in engine.sources()}
@@ -77,8 +77,15 @@ async def _current_hashes(engine, record: dict) -> dict[str, str]:
     return out
 
 
-async def _flags(engine, record: dict) -> dict[str, list[str]]:
+async def stale_flags(engine, record: dict) -> dict[str, list[str]]:
     items = [i for i in record.get("items", []) if i.get("chunk_hashes")]
     if not items:
         return {}
-    return fsrs_sched.stale_items(items, await _current_hashes(engine, record))
+    return fsrs_sched.stale_items(items, await current_hashes(engine, record))
+
+
+METHODS = {
+    "studySets": _sets,
+    "studyOpen": _open,
+    "studyDelete": _delete,
+}

@@ -6,12 +6,12 @@ from quire import prompts
 from quire.errors import InvalidInput
 from quire.study.generate import TEMPLATE_VARIABLES
 
-from .common import OVERRIDES_KEY, STUDY_TEMPLATES, _overrides
+from .common import OVERRIDES_KEY, STUDY_TEMPLATES, prompt_overrides
 
 
 # ---------------------------------------------------------------- prompt templates
 async def _templates(engine, ctx):
-    overrides = await _overrides(engine)
+    overrides = await prompt_overrides(engine)
     return [{"name": n, "variables": sorted(TEMPLATE_VARIABLES[n]), "overridden": n in overrides} for n in STUDY_TEMPLATES]
 
 
@@ -22,7 +22,7 @@ def _check_template_name(name: str) -> None:
 
 async def _template(engine, ctx, name):
     _check_template_name(name)
-    overrides = await _overrides(engine)
+    overrides = await prompt_overrides(engine)
     default = prompts.load(name)
     return {"name": name, "text": overrides.get(name, default), "default": default, "overridden": name in overrides,
             "variables": sorted(TEMPLATE_VARIABLES[name])}
@@ -32,13 +32,21 @@ async def _save_override(engine, ctx, name, text):
     """Keep a person's edit; it must use exactly the variables the code passes."""
     _check_template_name(name)
     prompts.render_text(text, {v: "" for v in TEMPLATE_VARIABLES[name]}, name=f"your {name} template")
-    overrides = {**await _overrides(engine), name: text}
+    overrides = {**await prompt_overrides(engine), name: text}
     await engine.store.commit([("settings", OVERRIDES_KEY, overrides)])
     return await _template(engine, ctx, name)
 
 
 async def _reset_override(engine, ctx, name):
     _check_template_name(name)
-    overrides = {k: v for k, v in (await _overrides(engine)).items() if k != name}
+    overrides = {k: v for k, v in (await prompt_overrides(engine)).items() if k != name}
     await engine.store.commit([("settings", OVERRIDES_KEY, overrides)])
     return await _template(engine, ctx, name)
+
+
+METHODS = {
+    "promptTemplates": _templates,
+    "promptTemplate": _template,
+    "savePromptOverride": _save_override,
+    "resetPromptOverride": _reset_override,
+}

@@ -7,9 +7,9 @@ from quire.model import Chunk, location_label
 from quire.study.items import stamp
 from quire.study.validate import StudyError
 
-from .common import _action, _load, _scope_chunks, _update, _use_model
-from .generation import _generate_with_model
-from .sets import _view
+from .common import record_action, load_set, scope_chunks, update_set, use_model
+from .generation import generate_with_model
+from .sets import set_view
 
 
 # ---------------------------------------------------------------- workshops
@@ -43,18 +43,18 @@ def _offline_lesson(lesson: dict, chunks: dict[str, Chunk]) -> dict:
 async def _lesson(engine, ctx, set_id, module, lesson, opts=None):
     """A lesson's content: generated the first time it is opened, then kept."""
     opts = dict(opts or {})
-    record = await _load(engine, set_id)
+    record = await load_set(engine, set_id)
     m, l = _lesson_at(record, module, lesson)
     key = f"{int(module)}.{int(lesson)}"
     if key not in record["lessons"]:
         sources = [s for s in engine.sources() if s["id"] in set(record["sources"])]
         if not sources:
             raise StudyError("The sources of this workshop were removed, so the lesson cannot be written.")
-        chunks = await _scope_chunks(engine, sources)
+        chunks = await scope_chunks(engine, sources)
         content = None
-        if _use_model(engine, opts) and not record.get("made_without_ai"):
+        if use_model(engine, opts) and not record.get("made_without_ai"):
             try:
-                out = await _generate_with_model(engine, ctx, "workshop_lesson", chunks, count=1,
+                out = await generate_with_model(engine, ctx, "workshop_lesson", chunks, count=1,
                                                  difficulty=record.get("difficulty", "medium"),
                                                  scope=record["scope_label"], module_title=m["title"],
                                                  lesson_title=l["title"], objective=l.get("objective", ""),
@@ -67,18 +67,24 @@ async def _lesson(engine, ctx, set_id, module, lesson, opts=None):
             content = _offline_lesson(l, {c.id: c for c in chunks})
         # the set as it is now: a lesson marked done or written (the same one, opened twice) while
         # this one was being written stays; the first lesson written is the one kept
-        record = await _update(engine, set_id, lambda r: r["lessons"].setdefault(key, content))
-    _action(engine, record, "lesson_open", item=f"{record['id']}/{key}")
+        record = await update_set(engine, set_id, lambda r: r["lessons"].setdefault(key, content))
+    record_action(engine, record, "lesson_open", item=f"{record['id']}/{key}")
     return {"key": key, "module": m["title"], "lesson": record["lessons"][key], "done": key in record["done"]}
 
 
 async def _lesson_done(engine, ctx, set_id, module, lesson, done=True):
-    _lesson_at(await _load(engine, set_id), module, lesson)
+    _lesson_at(await load_set(engine, set_id), module, lesson)
     key = f"{int(module)}.{int(lesson)}"
 
     def mark(record):
         record["done"] = sorted(set(record["done"]) - {key} | ({key} if done else set()))
-    record = await _update(engine, set_id, mark)
+    record = await update_set(engine, set_id, mark)
     if done:
-        _action(engine, record, "lesson_complete", item=f"{record['id']}/{key}")  # "0.0" is in every workshop
-    return await _view(engine, record)
+        record_action(engine, record, "lesson_complete", item=f"{record['id']}/{key}")  # "0.0" is in every workshop
+    return await set_view(engine, record)
+
+
+METHODS = {
+    "openLesson": _lesson,
+    "lessonDone": _lesson_done,
+}
