@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dist", type=Path, default=ROOT / "dist", help="output folder (default: dist/)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="download cache outside the repo")
     parser.add_argument("--pyodide-dist", type=Path, help="take the runtime from an official Pyodide release folder")
-    parser.add_argument("--no-ocr", action="store_true", help="leave OCR out (about 8 MB smaller, e.g. for a USB stick)")
+    parser.add_argument("--no-ocr", action="store_true", help="leave OCR out (6.2 MB smaller, e.g. for a USB stick)")
     parser.add_argument("--no-voice", action="store_true",
                         help="leave voice input out (about 31 MB smaller; no Emscripten needed)")
     parser.add_argument("--no-precompile", action="store_true",

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(os.environ.get("QUIRE_VENV", ROOT / ".venv"))
 CHROMIUM = os.environ.get("QUIRE_CHROMIUM", "/usr/bin/chromium")
 # Two pytest-xdist workers: on two cores the suite took 31-40 minutes instead of 53-55 in one
-# process (README, "How long the suite takes"); QUIRE_TEST_WORKERS=1 runs it in one process.
+# process (docs/testing.md, "How long the suite takes"); QUIRE_TEST_WORKERS=1 runs it in one process.
 WORKERS = os.environ.get("QUIRE_TEST_WORKERS", "2")
 
 

@@ -232,7 +232,7 @@ def test_xlsx_dates_and_currency_as_the_sheet_labels_say():
     shown = {row.split(" | ")[0]: row.split(" | ")[1] for u in ex.units if u.location["sheet"] == "Sheet1"
              for row in (u.prefix.split("\n")[1], *u.text.split("\n")) if " | " in row}
     assert shown == {
-        "dd/mm/yyyy": "11/24/2006",  # built-in 14 is the locale's short date; Quire shows en-US (README)
+        "dd/mm/yyyy": "11/24/2006",  # built-in 14 is the locale's short date; Quire shows en-US (docs/formats.md)
         "yyyy/mm/dd": "2006/11/24", "yyyy-mm-dd": "2006-11-24", "yy/mm/dd": "06/11/24", "dd/mm/yy": "24/11/06",
         "dd-mm-yy": "24-11-06", "nn.nn": "10.52", "nn.nnn": "10.520", "nn.n": "10.5", "£nn.nn": "£10.52",
     }
@@ -285,6 +285,6 @@ def test_number_format_renders_what_excel_shows(book, row, value, code, excel, d
 
 
 def test_zz_print_recall_figures():
-    """Not an assertion: the per-file recall table for the README (runs last in this file)."""
+    """Not an assertion: the per-file recall table in docs/formats.md (runs last in this file)."""
     for name, r in sorted(RESULTS.items()):
         print(f"{name:40s} {r:.1%}")

@@ -1,7 +1,10 @@
-"""``Quire``: the one facade the page (through the worker) and CPython scripts both use.
+"""``Quire``: the engine, as the page (through the worker) and CPython scripts both use it.
 
-Every public coroutine here is also a ``window.quire`` method of the same name, with
-the same arguments and result, so a kiosk script and a Python notebook see one API.
+The page's calls arrive by name (``window.quire.search`` sends ``"search"``, ``ask`` sends
+``"ask"``, ...) and run the handlers in ``quire.services`` (their ``METHODS`` tables);
+``Quire.call(name, ...)`` runs the same handlers with the same arguments on CPython.  The
+coroutines here are the snake_case conveniences for scripts and tests (``q.train()``,
+``q.search(...)``, ``q.generate(...)``), each a thin call into the library or a handler.
 
 >>> import asyncio
 >>> from quire.store import MemoryStore
@@ -34,7 +37,8 @@ Emit = Callable[[dict], None]
 
 
 class Quire:
-    """The engine: library, search, and (in later modules) chat, study and progress."""
+    """The engine: the library and its search, the model server settings, embeddings, and
+    the services (chat, study, progress, vault) that ``call`` reaches by name."""
 
     def __init__(self, store, library: Library, llm: LLMService):
         from quire.services import progress  # lazy: the services import the engine's helpers

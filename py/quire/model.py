@@ -4,6 +4,13 @@ A *unit* is one addressable piece of a source as the format defines it (a PDF
 page, a slide, a block of spreadsheet rows, a Markdown section).  Chunking cuts
 units into *chunks*; every chunk keeps the unit's location so that an answer
 can cite "page 5" or "slide 3".
+
+A chunk's id is ``"<source id>:<n>"`` (``chunk_id``), read back with ``parse_chunk_id``
+(which splits on the last colon; the page's ``QuirePassage.parseId`` does the same).  A
+passage's own stored record keys its id ``"id"``; a record that points at a passage (a
+search hit, a citation, a tool result) keys it ``"chunk_id"`` (``"chunk_ids"`` for lists).
+``Chunk.from_dict`` reads either.  ``"location"`` is always the location dict; the words
+for it are ``"location_label"`` (``location_label``).
 """
 
 from __future__ import annotations
