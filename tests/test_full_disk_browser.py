@@ -4,7 +4,7 @@ from outside (the CDP quota override does not reach an open IndexedDB connection
 Every write then fails with a message that says the disk is full and what to free;
 nothing saved before is lost, the connection reopens once space is back, and after a
 browser restart every source and chat is still there and searchable.  (Without
-store.js's seal() the restart found an empty library 3 times out of 3: Chromium appended
+store-seal.js's seal() the restart found an empty library 3 times out of 3: Chromium appended
 after the torn record a failed write left in its log, and deleted the origin's
 databases at the next start on the checksum mismatch.)
 """

@@ -1,6 +1,8 @@
-"""site/assets/store.js on its own, in real Chromium: a page that loads only it, on its own
-origin, so its databases are the test's.
+"""QuireStore (site/assets/store-*.js) on its own, in real Chromium: a page that loads only its
+parts, on its own origin, so its databases are the test's.
 
+- The page and the engine's worker load the same parts in the same order (index.html and
+  the build's engine script).
 - A commit whose second value cannot be stored (the browser refuses it at once) lands none of
   its writes and fails with a message for a person.  (Before: the refusal escaped untranslated
   and the transaction committed the writes made before it.)
@@ -10,25 +12,37 @@ origin, so its databases are the test's.
   anything else, so the probe could not answer when it was needed).
 """
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from quire_build.assemble import STORE_SCRIPTS
+
 pytestmark = pytest.mark.browser
 
-STORE_JS = Path(__file__).resolve().parent.parent / "site" / "assets" / "store.js"
-WORKER = "importScripts('store.js'); onmessage = async e => postMessage(await QuireStore.room(e.data));"
+SITE = Path(__file__).resolve().parent.parent / "site"
+# The parts, in the order the page loads them.
+PARTS = re.findall(r'<script src="assets/(store-[a-z]+\.js)"></script>', (SITE / "index.html").read_text(encoding="utf-8"))
+WORKER = ("importScripts(" + ", ".join(f"'{p}'" for p in PARTS) + ");"
+          " onmessage = async e => postMessage(await QuireStore.room(e.data));")
+
+
+def test_the_page_and_the_worker_load_the_same_parts_in_order():
+    assert PARTS == ["store-db.js", "store-seal.js", "store-library.js", "store-tabs.js"]
+    assert [p.removeprefix("assets/") for p in STORE_SCRIPTS] == PARTS
 
 
 @pytest.fixture
 def store_page(tmp_path, serve, context):
     root = tmp_path / "site"
     root.mkdir()
-    shutil.copy(STORE_JS, root / "store.js")
-    (root / "index.html").write_text('<!doctype html><meta charset="utf-8"><title>store.js</title>'
+    for part in PARTS:
+        shutil.copy(SITE / "assets" / part, root / part)
+    (root / "index.html").write_text('<!doctype html><meta charset="utf-8"><title>QuireStore</title>'
                                      '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">'
-                                     '<script src="store.js"></script>', encoding="utf-8")
+                                     + "".join(f'<script src="{p}"></script>' for p in PARTS), encoding="utf-8")
     (root / "room-worker.js").write_text(WORKER, encoding="utf-8")
     page = context.new_page()
     page.goto(serve(root).url)

@@ -17,6 +17,10 @@ from quire_build.precompile import SNAPSHOT_ASSET, STARTUP_FILES, compile_pycs
 from quire_build.wheel import build_quire_wheel
 
 
+# QuireStore, in the order the page loads it too (index.html): the worker's IndexedDB.
+STORE_SCRIPTS = ("assets/store-db.js", "assets/store-seal.js", "assets/store-library.js", "assets/store-tabs.js")
+
+
 def engine_source(runtime: dict[str, bytes], root: Path = ROOT) -> bytes:
     """The whole worker as one script: Pyodide's loader and our worker code.
 
@@ -25,7 +29,7 @@ def engine_source(runtime: dict[str, bytes], root: Path = ROOT) -> bytes:
     loading it because ``_createPyodideModule`` already exists.
     """
     parts = [runtime["pyodide.asm.js"], runtime["pyodide.js"]]
-    for rel in ("engine/worker-assets.js", "engine/worker-snapshot.js", "engine/kernels.js", "assets/store.js",
+    for rel in ("engine/worker-assets.js", "engine/worker-snapshot.js", "engine/kernels.js", *STORE_SCRIPTS,
                 "engine/worker-quiet.js", "engine/worker-lease.js", "engine/worker.js"):
         parts.append((root / "site" / rel).read_bytes())
     return b"\n;\n".join(parts)

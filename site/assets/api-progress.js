@@ -128,7 +128,7 @@
   }
 
   /** privacy() -> {rows, total, local: [{key, bytes}], estimate: {usage, quota}, network: [...]} */
-  /* What Quire keeps in the origin private file system: the room probe's file (store.js), empty
+  /* What Quire keeps in the origin private file system: the room probe's file (store-seal.js), empty
    * but for the moment of a check.  [{name, bytes}], [] where there is no such file system. */
   function fileSystemRows() {
     var s = navigator.storage;

@@ -200,7 +200,7 @@
       result = { erased: true, train: r.train, message: r.message };
       return QuireStore.clearMain();
     }).then(function () {
-      // ...but not the open-tab keys (this tab and others are still open: store.js).
+      // ...but not the open-tab keys (this tab and others are still open: store-tabs.js).
       Object.keys(localStorage).forEach(function (k) {
         if (k.indexOf('quire.') === 0 && k.indexOf(QuireStore.SESSION_PREFIX) !== 0) localStorage.removeItem(k);
       });

@@ -1,7 +1,7 @@
 /* The engine worker: boots Pyodide from the bundle and answers the page's calls.
  *
  * It is one blob: script (Pyodide's loader, QuireAssets, QuireSnapshot, quireKernels,
- * QuireStore and this file), so it starts the same way over http and from file://.
+ * QuireStore (store-*.js) and this file), so it starts the same way over http and from file://.
  * Stages are reported by name; the page turns them into the progress bar.
  */
 (function () {
@@ -547,10 +547,10 @@
     var msg = event.data;
     switch (msg.type) {
       case 'init':
-        // A write failed on the disk in an earlier session and the log was not retired yet (store.js).
+        // A write failed on the disk in an earlier session and the log was not retired yet (store-seal.js).
         if (msg.config.logTears !== undefined) QuireStore.logTears(msg.config.logTears);
         if (msg.config.storageTorn) QuireStore.setTorn(true);
-        // ...or the page has not yet judged whether the last session was cut short (store.js).
+        // ...or the page has not yet judged whether the last session was cut short (store-tabs.js).
         if (msg.config.storagePending) QuireStore.hold();
         booted = boot(msg.config); booted.catch(function () {}); break;
       case 'storage-judged': QuireStore.verdict(msg.torn); break;

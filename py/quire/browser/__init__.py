@@ -26,7 +26,7 @@ from quire.browser import eviction
 from quire.browser.fetch import FetchTransport, probe
 from quire.browser.idb import IDBStore, _store_error, _to_js
 
-STORE_VERSION = 3  # bump when BUCKETS change: the browser then creates the new object stores (3: store.js's _sizes)
+STORE_VERSION = 3  # bump when BUCKETS change: the browser then creates the new object stores (3: store-library.js's _sizes)
 # quire.services.<name> modules.  The first group is on the boot path (the library and search
 # must answer as soon as the engine is up); the rest load right after, off the critical path.
 SERVICES = ["library", "llm", "embeddings"]

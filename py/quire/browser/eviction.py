@@ -50,7 +50,7 @@ async def _watch_eviction() -> None:
         usage = await _idb_usage()
         if usage is None or restore is None or usage >= EVICTED_BELOW * _seen:
             continue
-        try:  # reopening finds the database recreated empty (store.js notices)
+        try:  # reopening finds the database recreated empty (store-db.js notices)
             await js.QuireStore.library.get("settings", GENERATION_KEY)
         except JsException:
             continue

@@ -1,4 +1,4 @@
-"""IndexedDB as a ``quire.store`` store, through store.js (``QuireStore``).
+"""IndexedDB as a ``quire.store`` store, through ``QuireStore`` (site/assets/store-*.js).
 
 Small JSON buckets are mirrored in memory (a database the browser deleted can be written back
 from them), every commit is one transaction, and a large write asks for room first.
@@ -15,7 +15,7 @@ from pyodide.ffi import JsException, to_js
 from quire.browser import eviction
 from quire.store import SPARE, StoreError, StoreFullError
 
-# Writes larger than this ask for room first (store.js room()).
+# Writes larger than this ask for room first (store-seal.js room()).
 CHECK_ABOVE = 1_000_000
 PREFIXED_PAGE = 8192  # values per read of prefixed(): 8k vectors of 384 dimensions are 12 MB
 MIRRORED = ("chats", "study", "progress", "settings")  # small JSON buckets kept in memory too (IDBStore.mirror)
@@ -35,7 +35,7 @@ def _from_js(value, default=None):
 
 
 def _store_error(exc: JsException, needed: int | None = None, free: int | None = None) -> StoreError:
-    """store.js names its errors QuireStoreFull / QuireStoreError (str(exc) is "name: message")."""
+    """store-db.js names its errors QuireStoreFull / QuireStoreError (str(exc) is "name: message")."""
     text = str(exc)
     if text.startswith("QuireStoreFull"):
         return StoreFullError(text, needed=needed, free=free)
@@ -97,7 +97,7 @@ class IDBStore:
         return [str(k) for k in await self._read(js.QuireStore.library.keys(bucket))]
 
     async def prefixed(self, bucket, prefix, page: int = PREFIXED_PAGE):
-        """Keys from ``prefix`` on and their byte values.  store.js packs each page of them
+        """Keys from ``prefix`` on and their byte values.  store-library.js packs each page of them
         into one buffer (a model's 100k vectors as 100k JS values took seconds to convert);
         pages of ``page`` values keep the thread free for a search between them."""
         out, after = {}, None
@@ -116,8 +116,8 @@ class IDBStore:
 
     async def _check_room(self, needed: int) -> None:
         """Refuse a large write that will not fit, before IndexedDB sees it: a write that fails
-        on a full disk makes Chromium evict the origin's data and tears its log (store.js).
-        The origin file system is asked (store.js room()); navigator.storage.estimate()
+        on a full disk makes Chromium evict the origin's data and tears its log (store-seal.js).
+        The origin file system is asked (store-seal.js room()); navigator.storage.estimate()
         cannot tell, as Chromium reports a fixed quota (1 GiB on a full 200 MB disk)."""
         if needed > CHECK_ABOVE and await js.QuireStore.room(needed + SPARE) is False:
             raise StoreFullError("checked before writing", needed=needed)
@@ -159,7 +159,7 @@ class IDBStore:
         await self.commit([("settings", GENERATION_KEY, secrets.token_hex(8))])
 
     async def usage(self):
-        """Count and bytes per bucket, from the counters every commit keeps (store.js)."""
+        """Count and bytes per bucket, from the counters every commit keeps (store-library.js)."""
         return (await self._read(js.QuireStore.library.usage())).to_py()
 
 
