@@ -24,7 +24,7 @@ from quire.library import Library
 from quire.store import BUCKETS, StoreError, StoreFullError, full_message
 from quire.browser import eviction
 from quire.browser.fetch import FetchTransport, probe
-from quire.browser.idb import IDBStore, _store_error, _to_js
+from quire.browser.idb import IDBStore, store_error, js_value
 
 STORE_VERSION = 3  # bump when BUCKETS change: the browser then creates the new object stores (3: store-library.js's _sizes)
 # quire.services.<name> modules.  The first group is on the boot path (the library and search
@@ -56,7 +56,7 @@ def _platform() -> str | None:
 
 
 def emit(call_id: int, event: dict) -> None:
-    js.postMessage(_to_js({"type": "event", "id": call_id, "event": json.dumps(event)}))
+    js.postMessage(js_value({"type": "event", "id": call_id, "event": json.dumps(event)}))
 
 
 def cancel(call_id: int) -> None:
@@ -70,7 +70,7 @@ async def recognise(key: str, data: bytes, page, kind: str, lang: str) -> dict:
     args = {"key": key, "data": None, "page": page, "kind": kind, "lang": lang}
     for attempt in range(2):
         try:
-            reply = (await js.quirePageCall("ocr", _to_js(args))).to_py()
+            reply = (await js.quirePageCall("ocr", js_value(args))).to_py()
         except JsException as exc:
             if "not included" in str(exc):
                 raise OCRUnavailable(str(exc).split(": ", 1)[-1]) from None
@@ -84,9 +84,9 @@ async def recognise(key: str, data: bytes, page, kind: str, lang: str) -> dict:
 async def start() -> dict:
     global _engine
     try:
-        await js.QuireStore.openLibrary(_to_js(list(BUCKETS)), STORE_VERSION)
+        await js.QuireStore.openLibrary(js_value(list(BUCKETS)), STORE_VERSION)
     except JsException as exc:
-        raise _store_error(exc) from None
+        raise store_error(exc) from None
     store = IDBStore()
     await eviction.note_usage()
     store.generation = await store.stored_generation()

@@ -8,7 +8,7 @@ import json
 import js
 from pyodide.ffi import JsException
 
-from quire.browser.idb import _to_js
+from quire.browser.idb import js_value
 from quire.llm.events import LLMError
 
 
@@ -29,7 +29,7 @@ class FetchResponse:
     async def iter_lines(self):
         self._reader = self.resp.body.getReader()
         decoder = js.TextDecoder.new()
-        stream = _to_js({"stream": True})
+        stream = js_value({"stream": True})
         buf = ""
         while True:
             chunk = await self._reader.read()
@@ -54,7 +54,7 @@ class FetchResponse:
 def _note_request(method: str, url: str) -> None:
     """Tell the page about a request the engine makes (the privacy view's network log);
     the page cannot see a worker's resource timings itself."""
-    js.postMessage(_to_js({"type": "net", "method": method, "url": url}))
+    js.postMessage(js_value({"type": "net", "method": method, "url": url}))
 
 
 class FetchTransport:
@@ -66,7 +66,7 @@ class FetchTransport:
         if body is not None:
             init |= {"body": json.dumps(body), "headers": {"Content-Type": "application/json"}}
         try:
-            resp = await js.fetch(url, _to_js(init))
+            resp = await js.fetch(url, js_value(init))
         except JsException as exc:  # "Failed to fetch": refused, CORS, offline: diagnosis tells which
             raise LLMError(f"could not reach {url}: {exc}", kind="connection") from None
         return FetchResponse(resp)
@@ -76,7 +76,7 @@ async def probe(url: str, mode: str) -> bool:
     """Does anything answer at ``url`` when asked in this fetch ``mode``?"""
     _note_request("GET", url)
     try:
-        await js.fetch(url, _to_js({"mode": mode, "credentials": "omit"}))
+        await js.fetch(url, js_value({"mode": mode, "credentials": "omit"}))
         return True
     except JsException:
         return False

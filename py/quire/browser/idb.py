@@ -22,7 +22,8 @@ MIRRORED = ("chats", "study", "progress", "settings")  # small JSON buckets kept
 GENERATION_KEY = "library_generation"  # in "settings": changes with every library write
 
 
-def _to_js(value):
+def js_value(value):
+    """A Python value as a plain JS one: dicts become Objects (not Maps), for postMessage and JS calls."""
     return to_js(value, dict_converter=js.Object.fromEntries)
 
 
@@ -34,8 +35,10 @@ def _from_js(value, default=None):
     return bytes(value.to_py())
 
 
-def _store_error(exc: JsException, needed: int | None = None, free: int | None = None) -> StoreError:
-    """store-db.js names its errors QuireStoreFull / QuireStoreError (str(exc) is "name: message")."""
+def store_error(exc: JsException, needed: int | None = None, free: int | None = None) -> StoreError:
+    """A failure of ``QuireStore`` as the engine's ``StoreError`` / ``StoreFullError``.
+
+    store-db.js names its errors QuireStoreFull / QuireStoreError (str(exc) is "name: message")."""
     text = str(exc)
     if text.startswith("QuireStoreFull"):
         return StoreFullError(text, needed=needed, free=free)
@@ -78,7 +81,7 @@ class IDBStore:
         try:
             return await promise
         except JsException as exc:
-            raise _store_error(exc) from None
+            raise store_error(exc) from None
 
     async def get(self, bucket, key, default=None):
         return _from_js(await self._read(js.QuireStore.library.get(bucket, key)), default)
@@ -86,7 +89,7 @@ class IDBStore:
     async def get_many(self, bucket, keys):
         """The values of those ``keys`` that exist, read in one transaction."""
         keys = list(keys)
-        values = await self._read(js.QuireStore.library.getMany(bucket, _to_js(keys)))
+        values = await self._read(js.QuireStore.library.getMany(bucket, js_value(keys)))
         return {k: v for k, v in zip(keys, (_from_js(v) for v in values)) if v is not None}
 
     async def all(self, bucket):
@@ -135,9 +138,9 @@ class IDBStore:
         needed = sum(len(v) if isinstance(v, str) else v.length for _, _, v in js_puts)
         await self._check_room(needed)
         try:
-            await js.QuireStore.library.commit(_to_js(js_puts), _to_js([list(d) for d in deletes]))
+            await js.QuireStore.library.commit(js_value(js_puts), js_value([list(d) for d in deletes]))
         except JsException as exc:
-            error = _store_error(exc, needed)
+            error = store_error(exc, needed)
             if isinstance(error, StoreFullError):
                 eviction.failed_write()
             raise error from None
@@ -154,7 +157,7 @@ class IDBStore:
         try:
             await js.QuireStore.library.clear()
         except JsException as exc:
-            raise _store_error(exc) from None
+            raise store_error(exc) from None
         self.mirror = {b: {} for b in MIRRORED}
         await self.commit([("settings", GENERATION_KEY, secrets.token_hex(8))])
 
