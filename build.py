@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "py"))
 
 from quire_build.assemble import assemble, write_dist  # noqa: E402
 from quire_build.common import DEFAULT_CACHE, ROOT, BuildError, load_pins  # noqa: E402
+from quire_build.embedder import fetch_embedder_or_skip  # noqa: E402
 from quire_build.ocr import fetch_ocr_or_skip  # noqa: E402
 from quire_build.precompile import make_snapshot  # noqa: E402
 from quire_build.runtime import fetch_runtime, fetch_wheels, trim_runtime  # noqa: E402
@@ -43,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-ocr", action="store_true", help="leave OCR out (6.2 MB smaller, e.g. for a USB stick)")
     parser.add_argument("--no-voice", action="store_true",
                         help="leave voice input out (about 31 MB smaller; no Emscripten needed)")
+    parser.add_argument("--no-embedder", action="store_true",
+                        help="leave in-browser embeddings out (about 77 MB smaller; no Emscripten needed)")
     parser.add_argument("--no-precompile", action="store_true",
                         help="leave out the Pyodide memory snapshot and .pyc files (the steps that need Node.js; "
                              "the engine then starts ~2 s slower)")
@@ -53,9 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         wheels = fetch_wheels(pins, args.cache)
         ocr = {} if args.no_ocr else fetch_ocr_or_skip(pins, args.cache)
         voice = {} if args.no_voice else fetch_voice_or_skip(pins, args.cache)
+        embedder = {} if args.no_embedder else fetch_embedder_or_skip(pins, args.cache)
         snapshot = None if args.no_precompile else make_snapshot(runtime, args.cache, pins["pyodide"]["snapshot_imports"])
         files = assemble(pins, runtime, wheels, ocr=ocr, snapshot=snapshot, voice=voice,
-                         pyc_cache=None if args.no_precompile else args.cache)
+                         pyc_cache=None if args.no_precompile else args.cache, embedder=embedder)
         write_dist(files, args.dist)
     except BuildError as exc:
         print(f"build failed: {exc}", file=sys.stderr)

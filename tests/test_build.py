@@ -89,7 +89,7 @@ def test_bundle_table_matches_pack_payloads(built_dist):
         elif pinned and name != "pyodide-lock.json":
             assert info["sha256"] == pinned, f"{name} is not the pinned file"
     assert bundle["base"].startswith("https://") and ".invalid/" in bundle["base"]
-    assert {a["group"] for a in bundle["assets"].values()} == {"boot", "lazy", "engine", "ocr", "voice"}
+    assert {a["group"] for a in bundle["assets"].values()} == {"boot", "lazy", "engine", "ocr", "voice", "embedder"}
     lazy = {n for n, a in bundle["assets"].items() if a["group"] == "lazy"}
     assert any(n.startswith("scikit_learn-") for n in lazy) and any(n.startswith("scipy-") for n in lazy)
     first = {n for n, a in bundle["assets"].items() if a.get("first")}

@@ -55,7 +55,7 @@ def build_id(files: dict[str, bytes]) -> str:
 
 def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], root: Path = ROOT,
              ocr: dict[str, bytes] | None = None, snapshot: dict | None = None, voice: dict[str, bytes] | None = None,
-             pyc_cache: Path | None = None) -> dict[str, bytes]:
+             pyc_cache: Path | None = None, embedder: dict[str, bytes] | None = None) -> dict[str, bytes]:
     """Every file of dist/, in memory, keyed by relative path.
 
     ``runtime`` is as :func:`trim_runtime` returns it.  With ``pyc_cache`` (and Node on
@@ -108,6 +108,8 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
         add(name, data, "ocr")  # loaded only when a scanned page needs them
     for name, data in sorted((voice or {}).items()):
         add(name, data, "voice")  # loaded only when someone presses a microphone button
+    for name, data in sorted((embedder or {}).items()):
+        add(name, data, "embedder")  # loaded only when asked for (site/assets/embedder.js)
 
     bundle_id = build_id(files)
     bundle = {
