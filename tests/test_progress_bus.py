@@ -184,7 +184,8 @@ def test_two_engines_in_one_process_keep_their_own_events():
     assert board_a["today"]["questions"] == 2 and board_b["today"]["questions"] == 0
     assert "first_map" not in {x["code"] for x in board_a["badges"]["earned"]}
     assert "first_map" in {x["code"] for x in board_b["badges"]["earned"]}
-    assert [e["kind"] for e in heard_by_b] == ["study_generated"]
+    actions = [e["kind"] for e in heard_by_b if e["kind"] != "badges_earned"]  # (b's own badges are news on its bus too)
+    assert actions == ["study_generated"]
 
 
 def test_the_first_question_of_a_session_is_counted():
@@ -217,36 +218,44 @@ def test_cards_due_in_progress_is_the_sum_of_the_study_decks():
     assert b["cards"]["total"] == sum(d["total"] for d in decks)
 
 
-def test_a_badge_shown_once_is_not_shown_again():
-    # news() can take the unseen awards while an action's badge check is still running; the
-    # check then put the list it had read before back, with the awards already shown.
-    from quire.services import progress as progress_service
+def test_earned_badges_are_announced_on_the_bus_once():
+    # The tab learns of new badges from this event (the bridge passes it to the page); it used
+    # to ask the engine for news after every call that was not on a hand-kept list of reads.
+    from quire.bus import BADGES_EARNED
 
     async def go():
-        q = await library()
-        svc = progress_service.service(q)
-        await svc.flush()  # the library's own Train is written
-        svc._unseen = [{"code": "shown-once"}]
-        gate, checking = asyncio.Event(), asyncio.Event()
+        q = await Quire.open(MemoryStore())
+        said = []
+        q.events.subscribe(lambda e: said.append([b["code"] for b in e["badges"]]) if e["kind"] == BADGES_EARNED else None)
+        for _ in range(2):  # the second question earns nothing new
+            q.events.emit({"kind": "chat", "scoped": False, "sources": []})
+            await q.events.drain()
+        recorded = await q.call("recordProgress", {"kind": "quiz_answer", "correct": True})
+        return said, recorded
+    said, recorded = run(go())
+    assert said == [["first_question"]] and recorded["awarded"] == []
+    assert all(b["name"] and b["icon"] for b in DEFS if b["code"] == "first_question")
 
-        async def slow_check(t):
-            checking.set()
-            await gate.wait()
-            return [{"code": "new-one"}]
-        svc._safe_check = slow_check
 
-        async def nothing_more():
-            return []
-        svc.flush, svc.check = nothing_more, nothing_more  # only the two calls above interleave
-        action = asyncio.ensure_future(svc.on_action({"kind": "quiz_answer", "scoped": False, "sources": []}))
-        await checking.wait()
-        first = await svc.news()
-        gate.set()
-        await action
-        return first, await svc.news()
-    first, second = run(go())
-    assert [b["code"] for b in first][:1] == ["shown-once"] and "shown-once" not in [b["code"] for b in second]
-    assert "new-one" in [b["code"] for b in second]
+def test_a_saved_library_is_checked_for_badges_no_action_announces():
+    # A deck imported from a file (studyImport) or a vault brings decks and sources with no
+    # action on the bus: the tab's bridge says LIBRARY_SAVED after the write, and progress checks.
+    from quire.bus import BADGES_EARNED, LIBRARY_SAVED
+
+    async def go():
+        q = await Quire.open(MemoryStore())
+        said = []
+        q.events.subscribe(lambda e: said.extend(b["code"] for b in e["badges"]) if e["kind"] == BADGES_EARNED else None)
+        await q.store.commit([("study", "d1", {"id": "d1", "kind": "flashcards", "items": [], "schedules": {}})])
+        await q.events.drain()
+        before = list(said)
+        q.events.emit({"kind": LIBRARY_SAVED})
+        await q.events.drain()
+        stored = await q.store.all("progress")
+        return before, said, stored
+    before, said, stored = run(go())
+    assert before == [] and said == ["first_deck"]
+    assert "badge:first_deck" in stored and not any(k.startswith("ev:") for k in stored)  # a check, not an action
 
 
 def test_a_burst_of_actions_is_written_in_one_commit_and_checked_for_badges_once():

@@ -6,6 +6,14 @@ the engine opens, so the very first question is counted.  An event is a small di
 ``{"kind", "scoped", "sources", ...}`` (see ``quire.progress.events``); the bus
 stamps ``"t"`` (epoch ms) if it is missing.
 
+Besides the person's actions, two kinds are the engine's own news:
+
+- ``LIBRARY_SAVED``: a library write saved something (the tab's bridge, ``quire.browser``,
+  says so after each one); progress then checks the badges that count what is stored
+  (sources trained, decks imported), which no action announces.
+- ``BADGES_EARNED``: progress stored new badges, ``{"badges": [{"code", "name", "icon", ...}]}``;
+  in the tab the bridge passes it to the page, which shows each one once.
+
 A subscriber may return a coroutine: the bus runs it as a task and ``drain()``
 waits for all of them.  A failing subscriber is logged and never breaks the
 action that emitted.
@@ -27,6 +35,9 @@ import time
 from typing import Any, Callable
 
 log = logging.getLogger("quire.bus")
+
+LIBRARY_SAVED = "library_saved"
+BADGES_EARNED = "badges_earned"
 
 
 def now_ms() -> int:

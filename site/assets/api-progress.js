@@ -7,7 +7,8 @@
  *   quire.exportVault()              -> File (a zip: versioned, checksummed)
  *   quire.importVault(blob, {mode})  -> summary; mode 'merge' (default) or 'replace'
  *
- * Newly earned badges are announced as a 'quire:badges' document event. */
+ * Newly earned badges are announced as a 'quire:badges' document event, each once: the engine
+ * says when it stores one (its event 'badges_earned', boot-calls.js), whatever call earned it. */
 (function () {
   'use strict';
   var q = self.quire;
@@ -62,8 +63,8 @@
         .observe({ type: 'resource', buffered: true });
     } catch (e) { console.warn('Quire: no live resource timing in this browser', e); }
   }
-  // The engine worker's own requests (the model server): quire/browser/fetch.py reports each one,
-  // because the page cannot see a worker's resource timings itself.
+  // The engine worker's own requests (the model server): quire/browser/fetch.py reports each one
+  // as engine news (boot-calls.js), because the page cannot see a worker's resource timings itself.
   document.addEventListener('quire:engine-request', function (e) {
     var d = e.detail || {};
     if (d.url) add({ from: 'engine', method: d.method || 'GET', url: String(d.url), type: 'fetch', time: performance.now(), bytes: 0, ms: null });
@@ -81,40 +82,19 @@
 
   /* ---------------- progress ---------------- */
 
+  // Badges the engine stored (after an action, a Train, an import...), as it stores them.
   var announced = {};
-  function announce(awarded) {
-    var fresh = (awarded || []).filter(function (b) { var seenBefore = announced[b.code]; announced[b.code] = true; return !seenBefore; });
+  document.addEventListener('quire:engine-badges-earned', function (e) {
+    var fresh = (e.detail.badges || []).filter(function (b) { var seenBefore = announced[b.code]; announced[b.code] = true; return !seenBefore; });
     if (fresh.length) fire('quire:badges', fresh);
-    return awarded;
-  }
+  });
 
   q.progress = function () { return q._call('progress', [tz()]); };
 
   /** recordProgress({kind, scoped, sources, correct?, rating?, t?}) -> {recorded, awarded, error?} */
   q.recordProgress = function (event) {
-    return q._call('recordProgress', [event, tz()]).then(function (r) { announce(r.awarded); return r; },
+    return q._call('recordProgress', [event, tz()]).then(null,
       function (err) { console.warn('Quire: progress not recorded', err); return { recorded: false, awarded: [], error: err.message }; });
-  };
-
-  // After actions that can earn a badge (Train, vault export, and chat/study methods of other services),
-  // ask once for awards that happened in the engine.  Reads never trigger the check.
-  var QUIET = ['run', 'progress', 'progressNews', 'recordProgress', 'privacy', 'importVault', 'sources', 'sourcesSince',
-    'categories', 'chunks', 'search', 'passage', 'usage', 'stage', 'stageMany', 'stageText', 'reject', 'setCategory', 'remove',
-    'eraseAll', 'llmStatus', 'llmSettings', 'saveLlmSettings', 'pullModel'];
-  var rawCall = q._call;
-  var newsTimer = null;
-  function askNews() {
-    clearTimeout(newsTimer);
-    newsTimer = setTimeout(function () {
-      rawCall('progressNews').then(announce, function (err) { console.warn('Quire: badge check failed', err); });
-    }, 250);
-  }
-  q._call = function (method, args, opts) {
-    var p = rawCall(method, args, opts);
-    if (QUIET.indexOf(method) >= 0 || /^list|^get/.test(method)) return p;
-    var out = p.then(function (v) { askNews(); return v; });
-    out.id = p.id;
-    return out;
   };
 
   /* ---------------- privacy ---------------- */

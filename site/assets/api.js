@@ -1,5 +1,6 @@
 /* The automation surface beyond boot: window.quire.stage/train/sources/remove/eraseAll/search.
- * Views use exactly these functions, so a kiosk script drives what a person clicks. */
+ * Views use exactly these functions, so a kiosk script drives what a person clicks.  Each one
+ * calls the engine through quire._call, the one call pipeline (boot-calls.js). */
 (function () {
   'use strict';
   var q = self.quire;
@@ -144,26 +145,13 @@
   /* Every view asks for the sources when the engine is ready and after each change. The page
    * keeps one copy of the list and asks the engine only for what changed since (sourcesSince):
    * 5,000 notes are 2.5 MB of JSON, and each view used to get all of it after every change.
-   * Calls made while one is on its way share its answer; any other call (a change among them)
-   * or a change from another tab ends the sharing. Records are frozen: the copy is shared. */
-  var shared = {}, baseCall = q._call, copy = { epoch: null, revision: 0, byId: {}, list: [] };
-  q._call = function (method) {
-    if (method !== 'sourcesSince' && method !== 'categories') shared = {};
-    return baseCall.apply(this, arguments);
-  };
-  document.addEventListener('quire:library-changed', function () { shared = {}; });
-  function once(method, call) {
-    var p = shared[method];
-    if (!p) {
-      var mine = shared, done = function () { if (mine[method] === p) delete mine[method]; };
-      p = mine[method] = call();
-      p.then(done, done);
-    }
-    return p;
-  }
+   * Calls made while one is on its way share its answer (share: the pipeline ends the sharing
+   * at any other call, a change among them, or a change from another tab). Records are
+   * frozen: the copy is shared. */
+  var copy = { epoch: null, revision: 0, byId: {}, list: [] };
   function bySourceOrder(a, b) { return a.added - b.added || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0); }
   function syncSources() {
-    return q._call('sourcesSince', [copy.epoch, copy.revision]).then(function (d) {
+    return q._call('sourcesSince', [copy.epoch, copy.revision], { share: true }).then(function (d) {
       if (d.epoch === copy.epoch && d.revision < copy.revision) return copy.list;  // an older answer, overtaken
       if (d.all) copy.byId = {};
       d.removed.forEach(function (id) { delete copy.byId[id]; });
@@ -174,9 +162,9 @@
       return copy.list;
     });
   }
-  q.sources = function () { return once('sources', syncSources).then(function (list) { return list.slice(); }); };
+  q.sources = function () { return syncSources().then(function (list) { return list.slice(); }); };
   q.categories = function () {
-    return once('categories', function () { return q._call('categories'); }).then(function (v) { return v.slice(); });
+    return q._call('categories', [], { share: true }).then(function (v) { return v.slice(); });
   };
 
   // The storage figure follows every change of what is stored (stage, Train, remove, erase, import).

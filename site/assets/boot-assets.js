@@ -1,4 +1,4 @@
-/* Boot, part 2 of 4: assets as classic scripts, the one way every file reaches the page.
+/* Boot, part 2 of 5: assets as classic scripts, the one way every file reaches the page.
  *
  * A page opened from file:// may run classic scripts but may not fetch, so each asset is
  * a script (assets/pack/*.js) that hands its bytes to self.__quirePack.  The engine's boot

@@ -1,8 +1,8 @@
-/* Boot, part 1 of 4: what the person sees while Quire starts, and the error that stops it.
+/* Boot, part 1 of 5: what the person sees while Quire starts, and the error that stops it.
  *
  * The stage list with its progress bar, the engine badge, the error box (a message a
  * person can act on), the Engine facts on About, and the ready promises every later
- * script waits on.  Shared with boot-assets.js, boot-storage.js and boot.js through
+ * script waits on.  Shared with boot-assets.js, boot-storage.js, boot-calls.js and boot.js through
  * self.QuireBoot (classic scripts: file:// pages have no ES modules).
  */
 (function () {

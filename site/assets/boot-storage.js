@@ -1,4 +1,4 @@
-/* Boot, part 3 of 4: what the browser keeps for Quire: storage and the offline copy.
+/* Boot, part 3 of 5: what the browser keeps for Quire: storage and the offline copy.
  *
  * Asks for persistent storage and shows how much is used; over http registers the
  * service worker that keeps Quire working offline and offers a newer version.

@@ -1,8 +1,9 @@
-/* Boot, part 4 of 4: start the engine worker, feed it the bundle, carry calls both ways.
+/* Boot, part 5 of 5: start the engine worker, feed it the bundle, make window.quire.
  *
  * One path for every way Quire is opened (http, file://, offline through the service
  * worker): assets arrive as classic scripts (boot-assets.js), and the engine is a blob:
- * worker built from engine.js.  The stages it reports are shown by boot-stages.js.
+ * worker built from engine.js.  The stages it reports are shown by boot-stages.js; calls
+ * and their answers go through boot-calls.js, the one call pipeline.
  */
 (function () {
   'use strict';
@@ -11,37 +12,12 @@
   var fail = Boot.fail, progress = Boot.progress, setStage = Boot.setStage, badge = Boot.badge, renderFacts = Boot.renderFacts;
   var status = Boot.status, readyPromise = Boot.ready, loadAsset = Boot.loadAsset, decode = Boot.decode;
   var readyResolve = Boot.readyResolve, sklearnResolve = Boot.sklearnResolve, sklearnReject = Boot.sklearnReject;
+  var Calls = Boot.calls, call = Calls.call;  // boot-calls.js
 
   /* ---------------- the engine worker ---------------- */
 
   var worker = null;
-  var calls = {};
-  var pageMethods = {};  // what the engine may ask the page to do: see quire._pageMethods
-  var nextId = 1;
   var sent = {};
-  /* The technical detail (a traceback) of the last few engine errors, by their message: views
-   * toast err.message, and the toast finds the detail here for its "Copy details" button. */
-  var recentDetails = [];
-
-  /* An engine error as a rejected Error: its kind ("bug", or the Python class of an expected
-   * error) and detail travel with it; a bug is logged once, with its traceback. */
-  function engineError(msg) {
-    var err = new Error(msg.error);
-    err.kind = msg.kind;
-    if (msg.detail) {
-      err.detail = msg.detail;
-      recentDetails = recentDetails.filter(function (d) { return d.message !== msg.error; }).slice(-19);
-      recentDetails.push({ message: msg.error, detail: msg.detail });
-      if (msg.kind === 'bug') console.error('Quire engine bug: ' + msg.error + '\n' + msg.detail);
-      else console.warn('Quire engine: ' + msg.error + '\n' + msg.detail);
-    }
-    return err;
-  }
-
-  function errorDetail(message) {
-    for (var i = recentDetails.length - 1; i >= 0; i--) if (recentDetails[i].message === message) return recentDetails[i].detail;
-    return null;
-  }
 
   var loading = {};
   function fetchAsset(name) {
@@ -71,6 +47,7 @@
 
   function onWorkerMessage(event) {
     var msg = event.data;
+    if (Calls.receive(msg)) return;  // a call's answer or progress, engine news, the engine calling the page
     switch (msg.type) {
       case 'need': send(msg.name); break;
       case 'stage':
@@ -103,36 +80,10 @@
         console.warn('Quire: scikit-learn did not load:', msg.message);
         sklearnReject(new Error(msg.message));
         break;
-      case 'result': {
-        var c = calls[msg.id];
-        delete calls[msg.id];
-        if (c) {
-          if (msg.ok) c.resolve(msg.value);
-          else c.reject(engineError(msg));
-        }
-        break;
-      }
-      case 'event': {
-        var target = calls[msg.id];
-        if (target && target.onEvent) {
-          try { target.onEvent(JSON.parse(msg.event)); } catch (err) { console.warn('Quire: progress handler failed', err); }
-        }
-        break;
-      }
       case 'log':
         if (msg.level === 'error') console.warn('Quire engine:', msg.text); else console.debug('Quire engine:', msg.text);
         break;
       case 'mark': state.marks[msg.name] = workerTime(msg); break;
-      case 'net': document.dispatchEvent(new CustomEvent('quire:engine-request', { detail: { method: msg.method, url: msg.url } })); break;
-      case 'page-call': {
-        var fn = pageMethods[msg.method];
-        Promise.resolve().then(function () {
-          if (!fn) throw new Error('the page has no method ' + msg.method);
-          return fn(msg.args);
-        }).then(function (value) { worker.postMessage({ type: 'page-result', id: msg.id, ok: true, value: value }); },
-          function (err) { worker.postMessage({ type: 'page-result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind }); });
-        break;
-      }
       case 'alive': state.marks['worker-alive'] = performance.now(); break;
       case 'library-changed': announceChange(); break;
       default: console.warn('Quire: unknown message from the engine', msg);
@@ -146,8 +97,9 @@
   function confirmServer() {
     var P = self.QuirePrivacy;
     if (!P) return;
-    if (P.confirmed.length) worker.postMessage({ type: 'call', id: nextId++, method: 'py', name: 'llmConfirm', argsJson: JSON.stringify([P.confirmed]) });
-    worker.postMessage({ type: 'call', id: nextId++, method: 'py', name: 'llmAdmit', argsJson: JSON.stringify([P.origins]) });
+    var failed = function (err) { console.warn('Quire: the engine was not told which model servers to use:', err.message); };
+    if (P.confirmed.length) call('llmConfirm', [P.confirmed], { now: true }).catch(failed);
+    call('llmAdmit', [P.origins], { now: true }).catch(failed);
   }
 
   function startEngine() {
@@ -164,11 +116,13 @@
         return;
       }
       worker.onmessage = onWorkerMessage;
+      Calls.attach(worker);
       worker.onerror = function (e) { fail('worker', e.message || 'the worker script failed to run'); };
       worker.postMessage({ type: 'init', config: {
         base: B.base, assets: B.assets, bootImages: B.bootImages, installerPackages: B.installerPackages,
         lazyPackages: B.lazyPackages, wheelImages: B.wheelImages, lazyWheels: B.lazyWheels,
-        snapshot: B.snapshot, storageTorn: QuireStore.torn(), storagePending: QuireStore.pending(), logTears: QuireStore.logTears() } });
+        snapshot: B.snapshot, storageTorn: QuireStore.torn(), storagePending: QuireStore.pending(), logTears: QuireStore.logTears(),
+        testHooks: Calls.testHooks } });
       // Until the page has judged whether the last session was cut short, the engine writes nothing.
       if (QuireStore.pending()) QuireStore.checked().then(function (torn) { worker.postMessage({ type: 'storage-judged', torn: torn }); });
       // Hand over every boot asset as it arrives rather than when Pyodide first asks for it:
@@ -180,28 +134,6 @@
         boot.forEach(send);
       });
     }, function (err) { fail(err.kind || 'missing', err.arg || 'engine.js'); });
-  }
-
-  /* Call the engine.  "run" evaluates Python source; anything else is a quire.browser method
-   * whose progress events reach opts.onEvent.  The returned promise carries its call id. */
-  function call(method, args, opts) {
-    opts = opts || {};
-    var id = nextId++;
-    var promise = readyPromise.then(function () {
-      return new Promise(function (resolve, reject) {
-        calls[id] = { resolve: resolve, reject: reject, onEvent: opts.onEvent };
-        var msg = method === 'run' || method === 'waitForLazy'
-          ? { type: 'call', id: id, method: method, args: args || [] }
-          : { type: 'call', id: id, method: 'py', name: method, argsJson: JSON.stringify(args || []), payload: opts.payload };
-        worker.postMessage(msg, opts.payload ? [opts.payload.buffer] : []);
-      });
-    });
-    promise.id = id;
-    return promise;
-  }
-
-  function cancel(id) {
-    if (worker) worker.postMessage({ type: 'cancel', id: id });
   }
 
   /* Leaving the page ends the engine, which frees the Web Locks its worker holds.  WebKit kept
@@ -268,15 +200,15 @@
   self.quire = {
     ready: readyPromise,
     status: status,
-    run: function (source) { return call('run', [source]); },
     // Resolves once the work a tab does by itself after ready is done: the services loaded and
     // every passage read into memory (not the study tools: they wait for quire.studyToolsReady()).
     backgroundDone: function () { return call('waitForLazy'); },
+    // The call pipeline (boot-calls.js): what api*.js and the views call the engine through.
     _call: call,
-    _cancel: cancel,
+    _cancel: Calls.cancel,
     _catchUp: catchUp,
-    _errorDetail: errorDetail,
-    _pageMethods: pageMethods,
+    _errorDetail: Calls.errorDetail,
+    _pageMethods: Calls.pageMethods,
     kv: { get: QuireStore.get, set: QuireStore.set },
     refreshStorage: Boot.refreshStorage,
     // Lazy features load their files the same way; resolves a Blob.
@@ -285,6 +217,8 @@
     loadChecked: Boot.loadChecked,
   };
   Object.defineProperty(self.quire, 'sklearnReady', { get: askStudyTools, enumerable: false });
+  // A hook for tests only: any Python, in a page opened with ?test-hooks (boot-calls.js).
+  if (Calls.testHooks) self.quire.run = function (source) { return call('run', [source]); };
 
   /* ---------------- go ---------------- */
 

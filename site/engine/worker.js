@@ -1,5 +1,11 @@
 /* The engine worker: boots Pyodide from the bundle and answers the page's calls.
  *
+ * A call from the page (site/assets/boot-calls.js) is {type: 'call', id, method, argsJson,
+ * payload}: the worker answers waitForLazy (and run, the test hook, in a page opened with it)
+ * itself and hands every other method to quire.browser.dispatch, under the one-writer lock if
+ * the method writes (quire.browser.WRITES).  The answer goes back as {type: 'result'}; the
+ * engine posts a call's progress and its own news itself (py/quire/browser/page.py).
+ *
  * It is one blob: script (Pyodide's loader, QuireAssets, QuireSnapshot, quireKernels,
  * QuireStore (store-*.js) and this file), so it starts the same way over http and from file://.
  * Stages are reported by name; the page turns them into the progress bar.
@@ -101,7 +107,7 @@
       // once this tab holds the writer lock.
       // So is an index in the old single-blob format, rewritten as segments.
       if (library && ((library.repaired && library.repaired.length) || library.save)) {
-        afterReady.then(function () { return methods.py('repairIndex', '[]', null, 0); })
+        afterReady.then(function () { return py('repairIndex', '[]', null, 0); })
           .catch(function (err) { logWarning('The repaired search index was not saved: ' + err.message); });
       }
       if (library && library.merge) mergeSoon();
@@ -481,7 +487,7 @@
     mergeTimer = setTimeout(function () {
       mergeTimer = null;
       if (running) { mergeSoon(); return; }
-      methods.py('mergeIndex', '[]', null, -1).then(function (r) {
+      py('mergeIndex', '[]', null, -1).then(function (r) {
         if (r && r.merged) post({ type: 'log', level: 'info', text: 'Quire: search index merged (' + r.rows_before + ' stored rows, ' + r.rows + ' live)' });
       }, function (err) { logWarning('The search index was not merged: ' + err.message); });
     }, MERGE_IDLE);
@@ -512,28 +518,31 @@
     return reply.value;
   }
 
-  var methods = {
-    run: async function (source) {
-      await pyodide.loadPackagesFromImports(source, { messageCallback: function () {}, errorCallback: logError });
-      return toPlain(await pyodide.runPythonAsync(source));
-    },
-    waitForLazy: function () { return background; },
-    py: async function (name, argsJson, payload, id) {
-      if (!QUICK[name]) await needLibraries();
-      var run = function () { return dispatch(name, argsJson, payload, id); };
-      return writes[name] ? write(name, id, run) : run();
-    },
-  };
+  /* An engine method (quire.browser.dispatch), under the writer lock if it writes. */
+  async function py(name, argsJson, payload, id) {
+    if (!QUICK[name]) await needLibraries();
+    var run = function () { return dispatch(name, argsJson, payload, id); };
+    return writes[name] ? write(name, id, run) : run();
+  }
+
+  /* The calls the worker answers itself; any other name is an engine method (py). */
+  var own = Object.create(null);
+  own.waitForLazy = function () { return background; };
+  /* quire.run(source): any Python, a hook for tests only.  The page asks for it in its init
+   * message when it was opened with ?test-hooks (boot-calls.js); otherwise "run" is unknown. */
+  async function runPython(source) {
+    await pyodide.loadPackagesFromImports(source, { messageCallback: function () {}, errorCallback: logError });
+    return toPlain(await pyodide.runPythonAsync(source));
+  }
 
   async function call(msg) {
     // A call that waits for the work after ready must not hold that work back.
     var token = msg.method !== 'waitForLazy' && QuireQuiet.begin();
     try {
       await booted;
-      var fn = methods[msg.method];
-      if (!fn) throw new Error('unknown engine method ' + msg.method + '; known: ' + Object.keys(methods).join(', '));
-      var args = msg.method === 'py' ? [msg.name, msg.argsJson, msg.payload, msg.id] : (msg.args || []);
-      var value = await fn.apply(null, args);
+      var fn = own[msg.method];
+      var value = fn ? await fn.apply(null, JSON.parse(msg.argsJson || '[]'))
+        : await py(msg.method, msg.argsJson, msg.payload, msg.id);
       post({ type: 'result', id: msg.id, ok: true, value: value });
     } catch (err) {
       post({ type: 'result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind,
@@ -552,6 +561,7 @@
         if (msg.config.storageTorn) QuireStore.setTorn(true);
         // ...or the page has not yet judged whether the last session was cut short (store-tabs.js).
         if (msg.config.storagePending) QuireStore.hold();
+        if (msg.config.testHooks) own.run = runPython;
         booted = boot(msg.config); booted.catch(function () {}); break;
       case 'storage-judged': QuireStore.verdict(msg.torn); break;
       case 'asset': QuireAssets.receive(msg.name, msg.gz, msg.bytes); break;

@@ -1,10 +1,15 @@
 """The worker's bridge: the dispatcher for calls from the page, the engine's start, and what
 the tab does when the browser deleted its library.  ``idb`` is IndexedDB as a ``quire.store``
-store, ``fetch`` the LLM transport, ``eviction`` the watch after a failed write.
+store, ``fetch`` the LLM transport, ``eviction`` the watch after a failed write, ``page`` what
+the engine says to the page besides answers (a call's progress, engine news, OCR requests).
 
 This package is the only part of Quire that imports ``js`` / ``pyodide``; the engine worker
-imports it, CPython never does.  The page calls ``dispatch(method, args_json, id, payload)``; the
-answer goes back as JSON, progress as ``{"type": "event"}`` messages.
+imports it, CPython never does.  The page's call (site/assets/boot-calls.js, then
+engine/worker.js) arrives as ``dispatch(method, args_json, id, payload)``, which runs
+``METHODS[method](engine, ctx, *args)`` from the services' tables (``load_services``); the
+answer goes back as JSON, the call's progress as ``{"type": "event"}`` messages (``page.emit``),
+and news from the engine's bus the page shows (badges earned) as ``{"type": "engine-event"}``
+(``page.notify``).
 """
 
 from __future__ import annotations
@@ -14,17 +19,18 @@ import importlib
 import json
 
 import js
-from pyodide.ffi import JsException, to_js
+from pyodide.ffi import JsException
 
 from quire import errors
 from quire.app import Quire
+from quire.bus import LIBRARY_SAVED
 from quire.errors import LibraryError
 from quire.services import Context
 from quire.library import Library
 from quire.store import BUCKETS, StoreError, StoreFullError, full_message
-from quire.browser import eviction
+from quire.browser import eviction, page
 from quire.browser.fetch import FetchTransport, probe
-from quire.browser.idb import IDBStore, store_error, js_value
+from quire.browser.idb import IDBStore, js_value, store_error
 
 STORE_VERSION = 3  # bump when BUCKETS change: the browser then creates the new object stores (3: store-library.js's _sizes)
 # quire.services.<name> modules.  The first group is on the boot path (the library and search
@@ -55,30 +61,8 @@ def _platform() -> str | None:
     return None
 
 
-def emit(call_id: int, event: dict) -> None:
-    js.postMessage(js_value({"type": "event", "id": call_id, "event": json.dumps(event)}))
-
-
 def cancel(call_id: int) -> None:
     _cancelled.add(int(call_id))
-
-
-async def recognise(key: str, data: bytes, page, kind: str, lang: str) -> dict:
-    """``quire.ocr.Recognise`` through the page, where Tesseract and the canvas live."""
-    from quire.ocr import OCRUnavailable
-
-    args = {"key": key, "data": None, "page": page, "kind": kind, "lang": lang}
-    for attempt in range(2):
-        try:
-            reply = (await js.quirePageCall("ocr", js_value(args))).to_py()
-        except JsException as exc:
-            if "not included" in str(exc):
-                raise OCRUnavailable(str(exc).split(": ", 1)[-1]) from None
-            raise
-        if not reply.get("needData"):
-            return reply
-        args["data"] = to_js(data)  # the page did not have this file yet
-    raise RuntimeError("the page lost the file it was reading")
 
 
 async def start() -> dict:
@@ -93,7 +77,8 @@ async def start() -> dict:
     await store.load_mirror()
     _engine = await Quire.open(store, transport=FetchTransport(), probe=probe, repair="memory",
                                origin=str(js.self.origin), platform=_platform(), warm=False, defer_vectors=True)
-    _engine.library.recognise = recognise
+    _engine.library.recognise = page.recognise
+    _engine.events.subscribe(page.from_bus)  # badges earned reach the page as they happen
     lib = _engine.library
     return {"sources": len(_engine.sources()), "repaired": lib.repaired, "save": lib.needs_save, "merge": lib.merge_due}
 
@@ -231,11 +216,14 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
             raise LibraryError(f"unknown method {method!r}; known: {', '.join(sorted(_METHODS))}")
         args = json.loads(args_json) if args_json else []
         data = bytes(payload.to_py()) if payload is not None and payload is not js.undefined else None
-        ctx = Context(emit=lambda e: emit(call_id, e), cancelled=lambda: call_id in _cancelled, payload=data)
+        ctx = Context(emit=lambda e: page.emit(call_id, e), cancelled=lambda: call_id in _cancelled, payload=data)
         result = fn(_engine, ctx, *args)
         if hasattr(result, "__await__"):
             result = await result
-        return json.dumps({"ok": True, "value": result, "changed": bool(store and store.generation != before),
+        changed = bool(store and store.generation != before)
+        if changed:
+            _engine.events.emit({"kind": LIBRARY_SAVED})  # progress checks badges on what is stored now
+        return json.dumps({"ok": True, "value": result, "changed": changed,
                            "merge": bool(writing and _engine and _engine.library.merge_due)})
     except StoreFullError as exc:
         return json.dumps({"ok": False, "error": _full_message(exc), "kind": "StoreFullError", "detail": exc.detail})

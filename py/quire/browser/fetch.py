@@ -9,6 +9,7 @@ import js
 from pyodide.ffi import JsException
 
 from quire.browser.idb import js_value
+from quire.browser.page import notify
 from quire.llm.events import LLMError
 
 
@@ -52,9 +53,9 @@ class FetchResponse:
 
 
 def _note_request(method: str, url: str) -> None:
-    """Tell the page about a request the engine makes (the privacy view's network log);
-    the page cannot see a worker's resource timings itself."""
-    js.postMessage(js_value({"type": "net", "method": method, "url": url}))
+    """Tell the page about a request the engine makes (the privacy view's network log, from the
+    document event ``quire:engine-request``); the page cannot see a worker's resource timings itself."""
+    notify({"kind": "request", "method": method, "url": url})
 
 
 class FetchTransport:

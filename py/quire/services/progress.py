@@ -6,7 +6,8 @@ engine's event bus, ``engine.events``, which this service joins when the engine
 opens) and are stored one key each in the ``progress``
 bucket (``ev:<ms>:<random>``, so two machines' logs merge without clashes).
 After each recorded action the badge evaluator runs; newly earned badges are
-stored as ``badge:<code>`` and returned so the page can show a small toast.
+stored as ``badge:<code>`` and announced on the engine's bus (``BADGES_EARNED``, which
+the tab passes to the page for a small toast); ``recordProgress`` returns them too.
 
 Recording never breaks what it records: every failure (bad event, full disk)
 is logged and answered with ``{"recorded": False, "error": ...}``.
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from quire import privacy
+from quire.bus import BADGES_EARNED, LIBRARY_SAVED
 from quire.progress import badges as badge_defs
 from quire.progress import dashboard, sessions
 from quire.progress.events import check_event
@@ -123,10 +125,10 @@ class ProgressService:
 
     def __init__(self, engine):
         self.engine = engine
-        self._unseen: list[dict] = []  # awards from actions on the engine's bus, until the page asks
         self._defs_cache: tuple[tuple, list[dict]] | None = None
         self._checking = asyncio.Lock()  # two checks at once would award the same badge twice
         self._queued: list[dict] = []  # actions from the bus not yet written
+        self._recheck = False  # the library was saved: check the badges on what is stored
         self._writing = False  # a writer task is draining ``_queued``
 
     @property
@@ -157,7 +159,8 @@ class ProgressService:
                 "tz": stored.get(TZ_KEY, 0) if tz is None else tz}
 
     async def check(self, now=None, data=None) -> list[dict]:
-        """Evaluate every badge; store and return the newly earned ones (with name and icon)."""
+        """Evaluate every badge; store, announce (``BADGES_EARNED`` on the bus) and return the
+        newly earned ones (with name and icon)."""
         async with self._checking:
             data = data or await self.data()
             defs = self.definitions()
@@ -165,7 +168,10 @@ class ProgressService:
             if new:
                 await self.store.commit([("progress", BADGE_PREFIX + b["code"], b) for b in new])
         by_code = {d["code"]: d for d in defs}
-        return [{**by_code[b["code"]], **b} for b in new]
+        earned = [{**by_code[b["code"]], **b} for b in new]
+        if earned:
+            self.engine.events.emit({"kind": BADGES_EARNED, "badges": earned})
+        return earned
 
     # -- events ---------------------------------------------------------
     async def record(self, event: dict, tz=None, *, evaluate: bool = True) -> dict:
@@ -209,13 +215,19 @@ class ProgressService:
             return []
 
     def on_action(self, event: dict):
-        """The engine bus's subscriber: queue the action; the first of a burst returns the
-        writer (the bus runs it as a task).
+        """The engine bus's subscriber: queue the action (or, after ``LIBRARY_SAVED``, a badge
+        check); the first of a burst returns the writer (the bus runs it as a task).
 
         A burst of actions (5,000 sources added by one Train, a thousand reviews in a script)
         is written in a commit per round and its badges evaluated once, not once per action:
         one commit each had kept the next call waiting for a minute after a big Train."""
-        self._queued.append(event)
+        kind = event.get("kind")
+        if kind == BADGES_EARNED:
+            return None  # this service's own news
+        if kind == LIBRARY_SAVED:
+            self._recheck = True
+        else:
+            self._queued.append(event)
         if self._writing:
             return None
         self._writing = True
@@ -223,27 +235,21 @@ class ProgressService:
 
     async def _drain_queue(self) -> None:
         try:
-            while self._queued:  # actions arriving during the badge check start another round
+            # actions (or a save) arriving during the badge check start another round
+            while self._queued or self._recheck:
+                self._recheck = False
                 t = 0
                 while self._queued:
                     batch, self._queued = self._queued, []
                     written = await self._write(batch)
                     t = max([t] + [e["t"] for e in written.get("events", [])])
-                earned = await self._safe_check(t)
-                self._unseen = self._unseen + earned  # not `+=`: news() may have taken the list during the await
+                await self._safe_check(t)
         finally:
             self._writing = False
 
     async def flush(self) -> None:
         """Wait for actions still being recorded, so what is read next includes them."""
         await self.engine.events.drain()
-
-    async def news(self) -> list[dict]:
-        """Awards not yet shown: from actions on the bus, and any now earned (after Train, say)."""
-        await self.flush()
-        fresh = await self.check()
-        out, self._unseen = self._unseen + fresh, []
-        return out
 
     # -- dashboard ------------------------------------------------------
     async def progress(self, tz=None, now=None) -> dict:
@@ -332,10 +338,6 @@ async def _record(engine, ctx, event, tz=None):
     return await service(engine).record(event, tz)
 
 
-async def _news(engine, ctx):
-    return await service(engine).news()
-
-
 async def _privacy(engine, ctx):
     return await service(engine).privacy()
 
@@ -343,6 +345,5 @@ async def _privacy(engine, ctx):
 METHODS = {
     "progress": _progress,
     "recordProgress": _record,
-    "progressNews": _news,
     "privacy": _privacy,
 }
