@@ -159,6 +159,21 @@ def context(browser):
     ctx.close()
 
 
+# A page opened with this query parameter has quire.run(source), which runs any Python in the
+# engine: a hook for tests, absent from a normal page (site/assets/boot-calls.js).
+TEST_HOOKS = "test-hooks"
+
+
+def with_test_hooks(url: str) -> str:
+    """``url`` (http or file://, with or without a query or a #view) opening a page that has ``quire.run``.
+
+    >>> with_test_hooks("http://127.0.0.1:8000/#search"), with_test_hooks("file:///q/index.html?lang=de")
+    ('http://127.0.0.1:8000/?test-hooks#search', 'file:///q/index.html?lang=de&test-hooks')
+    """
+    base, hash_, view = url.partition("#")
+    return base + ("&" if "?" in base else "?") + TEST_HOOKS + hash_ + view
+
+
 def launch_profile(pw, profile, args=(), **options):
     """Chromium on a persistent profile (IndexedDB survives closing it: a browser restart)."""
     return pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM,
@@ -166,12 +181,13 @@ def launch_profile(pw, profile, args=(), **options):
 
 
 def open_logged(ctx, url: str, timeout_ms: int = 180_000):
-    """A new page of ``ctx`` at ``url`` with its console in a PageLog, once the engine is ready."""
+    """A new page of ``ctx`` at ``url`` with its console in a PageLog, once the engine is ready;
+    opened with the test hooks (``quire.run``)."""
     page = ctx.new_page()
     page.set_default_timeout(timeout_ms)
     log = PageLog()
     log.attach(page)
-    page.goto(url)
+    page.goto(with_test_hooks(url))
     wait_ready(page)
     return page, log
 

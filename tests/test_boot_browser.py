@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, copy_dist, wait_ready, wait_until
+from conftest import CHROMIUM, CHROMIUM_ARGS, copy_dist, wait_ready, wait_until, with_test_hooks
 from engines import ENGINES, missing, open_engine
 
 pytestmark = pytest.mark.browser
@@ -36,9 +36,10 @@ expect = np.argsort(-(unit.astype(np.float64) @ (q / np.linalg.norm(q))))[:5].to
 
 
 def open_page(context, url, page_log):
+    """A page at ``url`` with the test hooks (``quire.run``), its console in ``page_log``."""
     page = page_log.attach(context.new_page())
     page.set_default_timeout(90_000)
-    page.goto(url)
+    page.goto(with_test_hooks(url))
     return page
 
 
@@ -163,7 +164,7 @@ def test_firefox_and_webkit_boot_the_fast_way_and_load_scikit_learn(name, mode, 
         pytest.fail(f"{name} is needed here and is missing: {why}")
     url = serve(built_dist).url if mode == "http" else (built_dist / "index.html").as_uri()
     with open_engine(name, tmp_path) as b:
-        b.goto(url)
+        b.goto(with_test_hooks(url))
         status = b.wait_ready()
         assert status["mode"] == mode and "snapshot-restored" in status["marks"]
         assert status["versions"]["dense_kernel"] == "wasm-simd"
@@ -243,6 +244,20 @@ def test_run_reports_python_errors(context, built_dist, serve, page_log):
     message = page.evaluate("(s) => window.quire.run(s).then(() => 'no error', e => e.message)", "1/0")
     assert "ZeroDivisionError" in message
     assert page.evaluate("(s) => window.quire.run(s)", "{'a': [1, 2], 'b': None}") == {"a": [1, 2], "b": None}
+
+
+def test_a_normal_page_has_no_run_hook(context, built_dist, serve, page_log):
+    """quire.run runs any Python in the engine: a hook for tests, only in a page opened with
+    ?test-hooks (as every other test here opens it).  A normal page has no such method, and its
+    engine refuses the call even when it is made through the call pipeline itself."""
+    page = page_log.attach(context.new_page())
+    page.goto(serve(built_dist).url)
+    wait_ready(page)
+    assert page.evaluate("'run' in window.quire") is False
+    refused = page.evaluate("window.quire._call('run', ['1 + 1']).then(v => 'ran: ' + v, e => e.kind + ': ' + e.message)")
+    assert refused.startswith("LibraryError: unknown method 'run'"), refused
+    assert page.evaluate("window.quire.search('anything')") == []  # the engine answers the rest as before
+    assert_clean(page_log)
 
 
 def test_works_offline_after_the_first_visit(context, built_dist, serve, page_log):

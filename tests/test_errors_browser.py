@@ -8,7 +8,7 @@ replaced by one that hits ``json.loads`` on bad text, a ValueError that is not a
 
 import pytest
 
-from conftest import wait_ready
+from conftest import wait_ready, with_test_hooks
 
 pytestmark = pytest.mark.browser
 
@@ -33,7 +33,7 @@ def test_a_bug_reaches_the_page_with_its_traceback_and_can_be_copied(browser, bu
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
     page = context.new_page()
     page_log.attach(page)
-    page.goto(url)
+    page.goto(with_test_hooks(url))  # quire.run breaks the engine on purpose
     wait_ready(page)
     page.evaluate("""async (text) => {
       await window.quire.stage({name: 'leaves.md', text: text});
@@ -62,7 +62,7 @@ def test_a_bug_reaches_the_page_with_its_traceback_and_can_be_copied(browser, bu
     assert len(logged) == 1 and "Traceback (most recent call last):" in logged[0] and "_broken_stitch" in logged[0]
 
     # Through the page: open the passage from a search hit; the error toast offers its details.
-    page.goto(url + "#search")
+    page.goto(with_test_hooks(url + "#search"))
     wait_ready(page)
     page.evaluate("(src) => window.quire.run(src)", BREAK_STITCH)
     page.get_by_test_id("search-input").fill("chlorophyll leaves")

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer  # noqa: E402
+from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer, with_test_hooks  # noqa: E402
 
 
 def fresh_dist(dist: Path = ROOT / "dist") -> Path:
@@ -34,7 +34,7 @@ def run_json(code: str, dist: Path = ROOT / "dist", timeout_ms: int = 900_000) -
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page()
             page.set_default_timeout(timeout_ms)
-            page.goto(server.url)
+            page.goto(with_test_hooks(server.url))  # quire.run
             page.evaluate("async () => { await window.quire.ready; }")
             result = json.loads(page.evaluate("(src) => window.quire.run(src)", code))
             browser.close()

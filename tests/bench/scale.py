@@ -263,7 +263,7 @@ class _Loud(dict):
 def browser(srcs, qs, dim: int) -> dict:
     from playwright.sync_api import sync_playwright
 
-    from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer
+    from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer, with_test_hooks
     from bench.in_browser import fresh_dist
 
     dist = fresh_dist(ROOT / "dist")
@@ -276,7 +276,7 @@ def browser(srcs, qs, dim: int) -> dict:
             ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = ctx.new_page()
             page.set_default_timeout(3_600_000)
-            page.goto(server.url)
+            page.goto(with_test_hooks(server.url))  # quire.run
             page.evaluate("async () => { await window.quire.ready; }")
             page.evaluate("quire.setKeepOriginals(false)")
             t = time.perf_counter()
@@ -339,7 +339,7 @@ def _first_answer(ctx, url: str, query: str):
     """Open Quire in a new tab and wait until its first search answered; the page."""
     page = ctx.new_page()
     page.set_default_timeout(3_600_000)
-    page.goto(url)
+    page.goto(with_test_hooks(url))  # quire.run
     page.evaluate("async () => { await window.quire.ready; }")
     page.evaluate(f"quire.search({query!r}).then(() => 0)")
     return page

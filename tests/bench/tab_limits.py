@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer  # noqa: E402
+from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer, with_test_hooks  # noqa: E402
 
 # The file is made in the page (no 100 MB round trip through Playwright).  Text: varied
 # German/English prose lines; Markdown: the same under a heading every 40 lines; PDF:
@@ -142,7 +142,7 @@ def run_case(browser, url: str, kind: str, mb: int) -> dict:
     sampler = Sampler()
     row = {"kind": kind, "mb": mb}
     try:
-        page.goto(url)
+        page.goto(with_test_hooks(url))  # quire.run
         page.evaluate("async () => { await window.quire.ready; }")
         sampler.start()
         row.update(page.evaluate(TRAIN, [kind, mb]))
