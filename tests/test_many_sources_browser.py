@@ -32,8 +32,8 @@ WATCH = """(() => {
   window.Worker = function (u, o) {
     const w = new W(u, o), send = w.postMessage.bind(w), names = {};
     w.postMessage = (m, t) => {
-      if (m && m.type === 'call' && m.name) {
-        const n = names[m.id] = m.name;
+      if (m && m.type === 'call') {  // {type: 'call', id, method, argsJson, payload}: site/assets/boot-calls.js
+        const n = names[m.id] = m.method;
         window.__calls[n] = (window.__calls[n] || 0) + 1;
         window.__running[n] = (window.__running[n] || 0) + 1;
         window.__most[n] = Math.max(window.__most[n] || 0, window.__running[n]);
