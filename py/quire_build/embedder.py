@@ -93,7 +93,7 @@ def link_flags() -> list[str]:
     # 71.6 MB of weights plus a 2,048-token forward pass fit in 128 MB; growth covers the rest.
     return ["-sMODULARIZE=1", f"-sEXPORT_NAME={EXPORT_NAME}", "-sALLOW_MEMORY_GROWTH=1",
             "-sINITIAL_MEMORY=128MB", "-sENVIRONMENT=worker", "-sDYNAMIC_EXECUTION=0", "-sFILESYSTEM=0",
-            "-sEXPORTED_FUNCTIONS=_malloc,_free,_qe_init,_qe_embed"]
+            "-sEXPORTED_FUNCTIONS=_malloc,_free,_qe_init,_qe_embed,_qe_warm"]
 
 
 def find_emcc() -> str:

@@ -8,7 +8,7 @@
  * embeds it (texts over 512 tokens in windows, averaged) and L2-normalizes the mean.
  *
  *   QuireEmbedder.available()                 -> false when the build left it out (--no-embedder, no Emscripten)
- *   QuireEmbedder.load(onProgress)            -> resolves {ms, startMs, dim} once the model is ready;
+ *   QuireEmbedder.load(onProgress)            -> resolves {ms, startMs, warmed, warmMs, dim} once ready;
  *                                                onProgress({fraction, stage, loaded, total}) as the 72 MB arrive
  *   QuireEmbedder.embed(texts, kind, opts)    -> [Float32Array(384), ...], one per text; kind 'query' or 'passage';
  *                                                opts.onProgress({done, total}), opts.signal (an AbortSignal) cancels
@@ -154,7 +154,7 @@
       waiting = {};
       dim = msg.dim;
       startMs = msg.ms;
-      return { ms: Math.round(performance.now() - t0), startMs: startMs, dim: dim };
+      return { ms: Math.round(performance.now() - t0), startMs: startMs, warmed: msg.warmed, warmMs: msg.warmMs, dim: dim };
     });
     ready.catch(function () { unload(); });  // a later call may try again
     return ready;

