@@ -143,14 +143,14 @@ await b._engine.store.commit([], [("index", "src:" + sid)])
 FLAKY_RELOAD = """
 import quire.browser as b
 from quire.errors import LibraryError
-_reload_for_real = b._METHODS["reloadLibrary"]
+_reload_for_real = b.METHODS.own["reloadLibrary"]
 flaky_left = [1]
 def _flaky(engine, ctx):
     if flaky_left[0]:
         flaky_left[0] -= 1
         raise LibraryError("the library could not be read just now (test)")
     return _reload_for_real(engine, ctx)
-b._METHODS["reloadLibrary"] = _flaky
+b.METHODS.own["reloadLibrary"] = _flaky
 """
 
 

@@ -30,10 +30,12 @@ from quire.training import TrainCancelled
 from quire.model import location_label, parse_chunk_id
 from quire.llm.events import LLMError
 from quire.services.embeddings import Embedder
+from quire.services import Methods
 from quire.services.llm import LLMService
 from quire.store import BUCKETS
 
 Emit = Callable[[dict], None]
+_METHODS = Methods()  # the services' handlers by the page's name, imported on first use
 
 
 class Quire:
@@ -166,24 +168,19 @@ class Quire:
         return await self.store.usage()
 
     # -- every other engine method, by its window.quire name ------------------
-    SERVICES = ("library", "llm", "embeddings", "chat", "study", "progress", "vault")
-
     async def call(self, method: str, *args, emit: Emit | None = None, cancelled=None, payload: bytes | None = None):
         """Run an engine method by the name the page uses, with the same arguments.
 
         >>> # await q.call("ask", "What makes ATP?", {"scope": {"category": "Biology"}})
         >>> # await q.call("studyGenerate", "quiz", {"count": 5, "difficulty": "easy"})
         """
-        from importlib import import_module
-
         from quire.services import Context
 
-        for name in self.SERVICES:
-            handler = import_module(f"quire.services.{name}").METHODS.get(method)
-            if handler is not None:
-                result = handler(self, Context(emit, cancelled, payload), *args)
-                return await result if hasattr(result, "__await__") else result
-        raise LibraryError(f"unknown method {method!r}")
+        handler = _METHODS.get(method)
+        if handler is None:
+            raise LibraryError(f"unknown method {method!r}")
+        result = handler(self, Context(emit, cancelled, payload), *args)
+        return await result if hasattr(result, "__await__") else result
 
     async def ask(self, question: str, scope=None, session: str | None = None, emit: Emit | None = None) -> dict:
         """A cited answer (or, with no model, the best passages); see ``window.quire.ask``."""

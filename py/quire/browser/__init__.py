@@ -6,7 +6,8 @@ the engine says to the page besides answers (a call's progress, engine news, OCR
 This package is the only part of Quire that imports ``js`` / ``pyodide``; the engine worker
 imports it, CPython never does.  The page's call (site/assets/boot-calls.js, then
 engine/worker.js) arrives as ``dispatch(method, args_json, id, payload)``, which runs
-``METHODS[method](engine, ctx, *args)`` from the services' tables (``load_services``); the
+``METHODS.get(method)(engine, ctx, *args)`` (``quire.services.Methods``: the services' tables,
+which ``Quire.call`` uses on CPython too, plus the tab's own methods); the
 answer goes back as JSON, the call's progress as ``{"type": "event"}`` messages (``page.emit``),
 and news from the engine's bus the page shows (badges earned) as ``{"type": "engine-event"}``
 (``page.notify``).
@@ -15,7 +16,6 @@ and news from the engine's bus the page shows (badges earned) as ``{"type": "eng
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 
 import js
@@ -25,7 +25,7 @@ from quire import errors
 from quire.app import Quire
 from quire.bus import LIBRARY_SAVED
 from quire.errors import LibraryError
-from quire.services import Context
+from quire.services import BOOT_SERVICES, Context, Methods
 from quire.library import Library
 from quire.store import BUCKETS, StoreError, StoreFullError, full_message
 from quire.browser import eviction, page
@@ -35,8 +35,6 @@ from quire.browser.idb import IDBStore, js_value, store_error
 STORE_VERSION = 3  # bump when BUCKETS change: the browser then creates the new object stores (3: store-library.js's _sizes)
 # quire.services.<name> modules.  The first group is on the boot path (the library and search
 # must answer as soon as the engine is up); the rest load right after, off the critical path.
-SERVICES = ["library", "llm", "embeddings"]
-LATER_SERVICES = ["chat", "study", "progress", "vault"]
 
 _engine: Quire | None = None
 _cancelled: set[int] = set()
@@ -155,24 +153,21 @@ def _full_message(exc: StoreFullError) -> str:
     return full_message(exc, _engine.library.largest() if _engine else [])
 
 
-_METHODS: dict = {
+# The services' handlers (quire.services.Methods, as Quire.call uses them on CPython) and the
+# tab's own methods.  The services on the boot path load now; the rest when the tab is quiet
+# (engine/worker.js calls load_services) or on the first call that needs them.
+METHODS = Methods({
     "reloadLibrary": lambda engine, ctx: _reload(engine),
     "repairIndex": lambda engine, ctx: _repair(engine),
     "mergeIndex": lambda engine, ctx: _merge(engine),
-}
-_loaded: set[str] = set()
+    "storageWatch": lambda engine, ctx: eviction.status(),
+})
+METHODS.load(BOOT_SERVICES)
 
 
-def load_services(names=None) -> int:
-    """Import service modules and merge their METHODS; returns how many methods are known."""
-    for name in names if names is not None else SERVICES + LATER_SERVICES:
-        if name not in _loaded:
-            _METHODS.update(importlib.import_module(f"quire.services.{name}").METHODS)
-            _loaded.add(name)
-    return len(_METHODS)
-
-
-load_services(SERVICES)
+def load_services() -> int:
+    """Import the remaining service modules; how many methods are known."""
+    return METHODS.load()
 
 
 async def _restore_now() -> bool:
@@ -180,7 +175,6 @@ async def _restore_now() -> bool:
 
 
 eviction.restore = _restore_now
-_METHODS["storageWatch"] = lambda engine, ctx: eviction.status()
 
 
 async def _maybe_restore() -> None:
@@ -208,12 +202,9 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
         if writing and store:
             await _reload(_engine)
             before, store.stamping = store.generation, True
-        fn = _METHODS.get(method)
-        if fn is None and len(_loaded) < len(SERVICES) + len(LATER_SERVICES):
-            load_services()
-            fn = _METHODS.get(method)
+        fn = METHODS.get(method)
         if fn is None:
-            raise LibraryError(f"unknown method {method!r}; known: {', '.join(sorted(_METHODS))}")
+            raise LibraryError(f"unknown method {method!r}; known: {', '.join(METHODS.names())}")
         args = json.loads(args_json) if args_json else []
         data = bytes(payload.to_py()) if payload is not None and payload is not js.undefined else None
         ctx = Context(emit=lambda e: page.emit(call_id, e), cancelled=lambda: call_id in _cancelled, payload=data)
