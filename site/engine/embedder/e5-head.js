@@ -33,7 +33,7 @@
 (function () {
   'use strict';
   var BATCH_TEXTS = 8;        // texts per call into e5.c
-  var BATCH_BYTES = 8192;     // ... or fewer, once their UTF-8 passes this (about 2,000 tokens)
+  var BATCH_CHARS = 8192;     // ... or fewer, once their characters pass this (about 2,000 tokens)
   // The browser runs new wasm with its baseline compiler first and compiles optimised code once a
   // function has run a while: qe_warm runs e5.c on a one-layer model of its own while the page is
   // still loading the weights, so the first real text already runs optimised (quire-e5.c).
@@ -99,11 +99,11 @@
     return vectors;
   }
 
-  /* The next batch of a job: a few texts, up to BATCH_BYTES of them (always at least one). */
+  /* The next batch of a job: a few texts, up to BATCH_CHARS characters of them (always at least one). */
   function batchEnd(job) {
-    var end = job.done, bytes = 0;
-    while (end < job.texts.length && end - job.done < BATCH_TEXTS && (end === job.done || bytes < BATCH_BYTES)) {
-      bytes += String(job.texts[end]).length;
+    var end = job.done, chars = 0;
+    while (end < job.texts.length && end - job.done < BATCH_TEXTS && (end === job.done || chars < BATCH_CHARS)) {
+      chars += String(job.texts[end]).length;
       end++;
     }
     return end;
