@@ -257,6 +257,8 @@ def test_a_normal_page_has_no_run_hook(context, built_dist, serve, page_log):
     refused = page.evaluate("window.quire._call('run', ['1 + 1']).then(v => 'ran: ' + v, e => e.kind + ': ' + e.message)")
     assert refused.startswith("LibraryError: unknown method 'run'"), refused
     assert page.evaluate("window.quire.search('anything')") == []  # the engine answers the rest as before
+    # One call pipeline: no api*.js file wraps or replaces quire._call (boot-calls.js).
+    assert page.evaluate("window.quire._call === QuireBoot.calls.call") is True
     assert_clean(page_log)
 
 
