@@ -18,6 +18,10 @@ STAGE = """async (n) => { await quire.stage(Array.from({length: n}, (_, i) => ({
 TABLE = "document.querySelector('[data-testid=source-table]')"
 ROWS = "document.querySelectorAll('[data-testid=source-row]')"
 LAST = f"[...{ROWS}].pop().dataset.name"
+# Marks the table in the page, then says the library changed (as a Train ending or another tab's
+# change does): the page builds a new table.
+REBUILD = """async () => { document.querySelector('[data-testid=source-scroll]').dataset.old = '1';
+  document.dispatchEvent(new CustomEvent('quire:library-changed')); }"""
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +49,10 @@ def test_nine_hundred_sources_are_a_windowed_table_that_filters_renames_and_sort
         last = sorted((f"note-{i}.md" for i in range(800, N)), key=str.lower)[-1]
         b.js("const s = document.querySelector('[data-testid=source-scroll]'); s.scrollTop = s.scrollHeight;")
         b.wait(f"{LAST} === {last!r}", describe=LAST)
+        # A change elsewhere rebuilds the table; the reader stays where they scrolled to.
+        b.run(REBUILD)
+        b.wait("!document.querySelector('[data-testid=source-scroll]').dataset.old")
+        assert b.js(f"return {LAST};") == last
         # The filter finds one source among all of them, not only those in sight; rename it.
         b.js("const f = document.querySelector('[data-testid=source-filter]'); f.value = 'note-17.md';"
              "f.dispatchEvent(new Event('input', {bubbles: true}));")

@@ -46,6 +46,10 @@ WATCH = """(() => {
   };
 })()"""
 ROWS = "() => document.querySelectorAll('[data-testid=source-row]').length"
+# Marks the table in the page, then says the library changed (as a Train ending or another tab's
+# change does): the page builds a new table.
+REBUILD = """async () => { document.querySelector('[data-testid=source-scroll]').dataset.old = '1';
+  document.dispatchEvent(new CustomEvent('quire:library-changed')); }"""
 
 
 def test_a_library_of_many_sources_reopens_without_freezing_the_page(context, built_dist, serve, page_log):
@@ -77,6 +81,10 @@ def test_a_library_of_many_sources_reopens_without_freezing_the_page(context, bu
     page.evaluate("() => { const s = document.querySelector('[data-testid=source-scroll]'); s.scrollTop = s.scrollHeight; }")
     last = f"() => [...document.querySelectorAll('[data-testid=source-row]')].pop().dataset.name"
     page.wait_for_function(f"() => ({last})() === {names[-1]!r}")
+    # A change elsewhere rebuilds the table; the reader stays where they scrolled to.
+    page.evaluate(REBUILD)
+    page.wait_for_function("() => !document.querySelector('[data-testid=source-scroll]').dataset.old")
+    assert page.evaluate(f"({last})()") == names[-1]
     # The filter finds one source among all 900 (not only those in sight), and the table still works: rename it.
     page.fill("[data-testid=source-filter]", "note-17.md")
     page.wait_for_function(f"() => ({ROWS})() === 1")

@@ -138,7 +138,7 @@
    * WINDOW_FROM rows only the rows in sight (and OVERSCAN either side) are in the page: 20,000
    * rows built at once froze it for seconds, and every change rebuilt them all. */
   var WINDOW_FROM = 300, OVERSCAN = 15, TOOLS_FROM = 10;
-  var table = { all: [], sorted: null, shown: [], sort: 'added', filter: '', rowHeight: 48, painted: null };
+  var table = { all: [], sorted: null, shown: [], sort: 'added', filter: '', rowHeight: 48, painted: null, view: null };
   var filterInput, sortSelect, countNote;
   var SORTS = {
     added: function (a, b) { return a.added - b.added || cmp(a._key, b._key); },
@@ -200,6 +200,11 @@
     var words = table.filter.trim().toLowerCase().split(/\s+/).filter(Boolean);
     table.shown = words.length ? table.sorted.filter(function (r) { return matches(r, words); }) : table.sorted;
     countNote.textContent = words.length ? t('{shown} of {total} shown', { shown: QuireI18n.number(table.shown.length), total: QuireI18n.number(table.all.length) }) : '';
+    // A rebuild of the same view (a Train ending, a change in another tab) keeps the place the
+    // reader scrolled to; a new sort or filter starts at the top.
+    var view = table.sort + '\n' + table.filter, old = list.querySelector('[data-testid="source-scroll"]');
+    var scrolled = old && table.view === view ? old.scrollTop : 0;
+    table.view = view;
     QuireUI.clear(list);
     table.painted = null;
     if (!table.all.length) {
@@ -226,7 +231,7 @@
       editing = null;
     };
     if (table.shown.length > WINDOW_FROM) {
-      windowed(el, body, COLS, restore, token);
+      windowed(el, body, COLS, restore, token, scrolled);
       return;
     }
     list.appendChild(el);
@@ -250,7 +255,7 @@
   }
 
   /* Only the rows in sight: spacer rows above and below keep the scroll bar true to the whole list. */
-  function windowed(el, body, COLS, restore, token) {
+  function windowed(el, body, COLS, restore, token, scrolled) {
     var scroller = h('div', { class: 'source-scroll', testid: 'source-scroll', tabindex: '0', role: 'region', 'aria-label': t('Sources ({n})', { n: QuireI18n.number(table.shown.length) }) }, el);
     el.setAttribute('aria-rowcount', String(table.shown.length + 1));
     var top = h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: String(COLS.length) }));
@@ -295,6 +300,12 @@
     }
     function schedule() { if (!pending) { pending = true; requestAnimationFrame(paint); } }
     scroller.addEventListener('scroll', schedule, { passive: true });
+    if (scrolled) {  // the spacers give the list its full height first, so the old place exists
+      top.firstChild.style.height = '0px';
+      bottom.firstChild.style.height = (table.shown.length * table.rowHeight) + 'px';
+      if (!top.parentNode) body.append(top, bottom);
+      scroller.scrollTop = scrolled;
+    }
     paint();
     showSample(table.all.map(function (r) { return r.s; }), token);
   }
