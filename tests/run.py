@@ -146,6 +146,8 @@ def main() -> int:
         # A file's tests stay together (its module fixtures), and files go out in the order
         # tests/conftest.py gives them (xdist would otherwise put files with many tests first).
         args += ["-n", WORKERS, "--dist", "loadfile", "--no-loadscope-reorder"]
+    if not any(a.startswith("--durations") for a in args):
+        args += ["--durations=40"]  # the slowest tests, printed at the end: where the suite's time goes
     build = start_real_server_build(python)
     try:
         return subprocess.run([str(python), "-m", "pytest", *args], cwd=ROOT).returncode
