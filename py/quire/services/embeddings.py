@@ -1,10 +1,13 @@
 """Meaning-based search: embed passages with the configured model, cached per (chunk hash, model).
 
+The model is the embedding server's, or with none configured the tab's own multilingual-e5-small
+(``LLMService.embed_in_tab``; the page makes the vectors, quire.browser.embedder).
+
 Vectors live once, in the ``vectors`` bucket keyed by model and chunk hash: the cache that
 makes re-Train never re-embed unchanged text (even in a changed file), and what opening
 attaches to the index (``StoredIndex.attach_vectors``), so reopening needs no model either.
 Embedding writes the new vectors and, when the model changed, the index's small manifest;
-never the index itself.  Without a model server, search stays keyword-only and says so.
+never the index itself.  With neither, search stays keyword-only and says so.
 """
 
 from __future__ import annotations
@@ -16,9 +19,6 @@ from quire.training import TrainCancelled
 from quire.llm.events import LLMError
 from quire.retrieval.dense import cache_key
 
-BATCH = 32  # texts per /api/embed call: big enough to amortise the request, small enough for progress
-
-
 class Embedder:
     def __init__(self, engine):
         self.engine = engine
@@ -29,15 +29,18 @@ class Embedder:
         return self.engine.library.index
 
     def status(self) -> dict:
-        model = self.engine.llm.embed_identity
+        """``where``: "tab" when the vectors are made in this tab (no server), "server", or None."""
+        llm = self.engine.llm
+        model = llm.embed_identity
         index = self.index
         total = index.n_chunks
         same = bool(model) and index.dense_model == model
         missing = len(index.missing_vectors()) if same else total
         # Names as the person knows them: the identity's prefix part ("#server") stays inside.
-        shown = self.engine.llm.embed_model if same else (index.dense_model or "").split("#")[0] or None
-        return {"model": self.engine.llm.embed_model or None, "index_model": shown, "total": total, "missing": missing,
-                "active": same and missing < total}
+        shown = llm.embed_name if same else (index.dense_model or "").split("#")[0] or None
+        where = ("tab" if llm.embed_in_tab else "server") if model else None
+        return {"model": llm.embed_name or None, "index_model": shown, "total": total, "missing": missing,
+                "active": same and missing < total, "where": where}
 
     async def _chunk_map(self) -> dict[str, dict]:
         out = {}
@@ -66,11 +69,12 @@ class Embedder:
         emit({"stage": "embed", "done": 0, "total": len(todo), "model": model})
         stopped = False
         try:
-            for start in range(0, len(todo), BATCH):
+            batch_size = llm.embed_batch
+            for start in range(0, len(todo), batch_size):
                 if cancelled and cancelled():
                     stopped = True
                     break
-                batch = todo[start:start + BATCH]
+                batch = todo[start:start + batch_size]
                 vectors: dict[str, np.ndarray] = {}
                 need = []
                 for chunk_id in batch:
