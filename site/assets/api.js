@@ -134,10 +134,12 @@
   /** train({onProgress, signal}) -> {added, changed, skipped, failed, files} */
   q.train = function (opts) {
     opts = opts || {};
+    stopBackground();  // Train goes first; the passages still missing are embedded after it
     var p = q._call('train', [], { onEvent: opts.onProgress });
     if (opts.signal) opts.signal.addEventListener('abort', function () { q._cancel(p.id); });
     return p.then(function (counts) {
       document.dispatchEvent(new CustomEvent('quire:library-changed'));
+      q.embedInBackground();
       return counts;
     });
   };
@@ -254,6 +256,78 @@
     if (opts.signal) opts.signal.addEventListener('abort', function () { q._cancel(p.id); });
     return p;
   };
+
+  /* ---- Embeddings in this tab (no server): the engine asks the page for vectors ---- */
+  var embedderLoad = null;
+  function loadEmbedder() {
+    if (!embedderLoad) {
+      embedderLoad = QuireEmbedder.load(function (p) {
+        document.dispatchEvent(new CustomEvent('quire:embedder-load', { detail: p }));
+      }).then(function (r) {
+        document.dispatchEvent(new CustomEvent('quire:embedder-load', { detail: { fraction: 1, done: true } }));
+        return r;
+      }, function (err) { embedderLoad = null; throw err; });
+    }
+    return embedderLoad;
+  }
+  /* {texts, kind} -> {dim, data}: the vectors one after another in one Float32Array
+   * (py/quire/browser/embedder.py).  The model loads on first use; quire:embedder-load events
+   * carry its progress ({fraction, stage, loaded, total}, then {done: true}). */
+  q._pageMethods.embed = function (a) {
+    if (!self.QuireEmbedder || !QuireEmbedder.available()) {
+      var missing = new Error('In-browser embeddings are not included in this copy of Quire');
+      missing.kind = 'not-included';
+      throw missing;
+    }
+    return loadEmbedder().then(function () { return QuireEmbedder.embed(a.texts, a.kind); }).then(function (vectors) {
+      var dim = vectors.length ? vectors[0].length : 0;
+      var data = new Float32Array(vectors.length * dim);
+      vectors.forEach(function (v, i) { data.set(v, i * dim); });
+      return { dim: dim, data: data };
+    });
+  };
+
+  /* After Train, the passages that have no vector yet are embedded in the background when the
+   * vectors are made in this tab (no embedding server): one run at a time, stopped by the next
+   * Train (which restarts it after) or by Cancel; a search meanwhile answers at once, by keywords
+   * until its passages have vectors.  Its progress is the document event quire:embedding
+   * ({state: 'running' | 'done' | 'stopped' | 'failed', done, total, eta_s, error}). */
+  var background = null;
+  function embeddingNews(detail) {
+    if (background) background.last = detail;
+    document.dispatchEvent(new CustomEvent('quire:embedding', { detail: detail }));
+  }
+  function stopBackground() { if (background) background.controller.abort(); }
+  /** embedInBackground() -> a promise of the run's result (null when there was nothing to do). */
+  q.embedInBackground = function () {
+    if (background) return background.promise;
+    var run = background = { controller: new AbortController(), last: null };
+    run.promise = q.embeddingStatus().then(function (st) {
+      if (st.where !== 'tab' || !st.missing || run.controller.signal.aborted) return null;
+      var started = performance.now(), first = null;
+      embeddingNews({ state: 'running', done: 0, total: st.missing, model: st.model });
+      return q.embed({ signal: run.controller.signal, onProgress: function (e) {
+        if (first === null) { first = e.done; started = performance.now(); }
+        var rate = (e.done - first) / Math.max(1, performance.now() - started);  // passages per ms
+        var eta = rate > 0 ? Math.round((e.total - e.done) / rate / 1000) : null;
+        embeddingNews({ state: 'running', done: e.done, total: e.total, eta_s: eta, model: st.model });
+      } }).then(function (r) {
+        embeddingNews({ state: 'done', done: r.done, total: r.total, embedded: r.embedded, cached: r.cached, model: st.model });
+        return r;
+      });
+    }).catch(function (err) {
+      embeddingNews({ state: err.kind === 'TrainCancelled' ? 'stopped' : 'failed', error: err.message });
+      return null;
+    }).then(function (r) {
+      if (background === run) background = null;
+      return r;
+    });
+    return run.promise;
+  };
+  /** embeddingProgress() -> the running background embedding's latest news, or null. */
+  q.embeddingProgress = function () { return background && background.last; };
+  /** stopEmbedding() cancels the background embedding (what is embedded is kept). */
+  q.stopEmbedding = stopBackground;
 
   /* ---- OCR: the engine asks the page to read scanned pages (canvas and Tesseract live here) ---- */
   var ocrFile = { key: null, bytes: null };  // the file being read, so each page does not resend it

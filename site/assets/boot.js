@@ -100,6 +100,8 @@
     var failed = function (err) { console.warn('Quire: the engine was not told which model servers to use:', err.message); };
     if (P.confirmed.length) call('llmConfirm', [P.confirmed], { now: true }).catch(failed);
     call('llmAdmit', [P.origins], { now: true }).catch(failed);
+    // Whether this bundle can make embeddings in the tab (embedder.js; not with --no-embedder).
+    if (self.QuireEmbedder) call('tabEmbedder', [QuireEmbedder.available()], { now: true }).catch(failed);
   }
 
   function startEngine() {

@@ -1,5 +1,6 @@
 /* Settings: the model servers (chat and embeddings, each with its status and exact fix;
- * models, pulling, embedding prefixes), and library options.
+ * models, pulling, embedding prefixes; with no embedding model, the tab's own when the bundle has
+ * it), and library options.
  *
  * Privacy (see csp.js): a server on another computer is used only once the person confirmed
  * it in this tab.  Typing such an address shows who will receive their questions and
@@ -234,7 +235,10 @@
 
   function modelOptions(select, models, role, current) {
     var keep = dirty ? select.value : current;
-    QuireUI.clear(select).appendChild(h('option', { value: '' }, models.length ? t('— none —') : t('— no models found —')));
+    // No embedding model on a server: this tab's own makes the vectors, when the bundle has it.
+    var inTab = role === 'embeddings' && last && last.embed_tab && last.embed_tab.available;
+    QuireUI.clear(select).appendChild(h('option', { value: '', testid: inTab ? 'llm-embed-in-tab' : null },
+      inTab ? t('In this browser (multilingual-e5-small, no server)') : models.length ? t('— none —') : t('— no models found —')));
     // Ollama says what a model can do; for other servers the role is a guess from the name, so all are offered.
     models.filter(function (m) { return m.role === role || !(m.capabilities || []).length; })
       .forEach(function (m) { select.appendChild(h('option', { value: m.name }, m.name + (m.parameter_size ? ' (' + m.parameter_size + ')' : ''))); });
