@@ -40,7 +40,9 @@ class FakeTab:
             v = np.zeros(64, dtype=np.float32)
             for word in text.lower().split():
                 v[int(hashlib.sha1(word.strip(".:,").encode()).hexdigest(), 16) % 64] += 1
-            out.append(v / max(float(np.linalg.norm(v)), 1e-12))
+            v /= max(float(np.linalg.norm(v)), 1e-12)
+            v.flags.writeable = False  # as TabEmbedder's, read from the page's bytes
+            out.append(v)
         return out
 
     def texts(self, side):

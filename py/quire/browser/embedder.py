@@ -26,8 +26,8 @@ class TabEmbedder:
     async def embed(self, texts: list[str], side: str) -> list[np.ndarray]:
         """One unit vector per text; ``side`` is "query" or "passage"."""
         try:
-            reply = (await js.quirePageCall("embed", js_value({"texts": list(texts), "kind": side}))).to_py()
+            reply = await js.quirePageCall("embed", js_value({"texts": list(texts), "kind": side}))
         except JsException as exc:
             raise LLMError(f"the in-browser embedder failed: {exc}", kind="connection") from None
-        flat = np.frombuffer(bytes(reply["data"]), dtype=np.float32)
-        return list(flat.reshape(len(texts), int(reply["dim"])))
+        flat = np.frombuffer(reply.data.to_bytes(), dtype=np.float32)  # one copy out of the JS heap
+        return list(flat.reshape(len(texts), int(reply.dim)))

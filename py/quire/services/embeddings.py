@@ -88,7 +88,7 @@ class Embedder:
                     got = await llm.embed_texts([chunks[c]["text"] for c in need], "passage")
                     puts = []
                     for chunk_id, vec in zip(need, got):
-                        v = np.asarray(vec, dtype=np.float32)
+                        v = np.array(vec, dtype=np.float32)  # a copy: normalised in place (the tab's are read-only)
                         v /= max(float(np.linalg.norm(v)), 1e-12)
                         vectors[chunk_id] = v
                         puts.append(("vectors", cache_key(chunks[chunk_id]["hash"], model), v.tobytes()))
