@@ -119,6 +119,38 @@ def test_cancel_keeps_what_was_embedded_and_the_next_run_resumes_from_the_cache(
     run(go())
 
 
+def test_steps_of_a_limit_embed_the_rest_in_order_and_say_how_many_remain():
+    """The tab embeds in steps (site/assets/api.js STEP), one engine call each, so a rename waits
+    for one step and not for the whole run."""
+    async def go():
+        tab = FakeTab()
+        q, _ = await trained(tab)
+        total = q.library.index.n_chunks
+        steps = []
+        while True:
+            r = await q.call("embed", 2)
+            steps.append((r["done"], r["remaining"]))
+            if not r["remaining"]:
+                break
+        assert sum(d for d, _ in steps) == total and [d for d, _ in steps[:-1]] == [2] * (len(steps) - 1)
+        assert [rem for _, rem in steps] == [total - 2 * (i + 1) if i < len(steps) - 1 else 0 for i in range(len(steps))]
+        assert len(tab.texts("passage")) == total == len(set(tab.texts("passage")))  # none embedded twice
+        assert q.embedder.status()["missing"] == 0 and (await q.call("embed", 2))["done"] == 0
+
+    run(go())
+
+
+def test_keywords_only_in_this_browser_leaves_the_embedder_available_but_off():
+    async def go():
+        q, _ = await trained(None)
+        q.llm.tab_available = True  # what quire.browser's tabEmbedder(available=True, on=False) leaves
+        status = await q.llm.status()
+        assert status["embed_tab"] == {"available": True, "on": False, "active": False, "model": None}
+        assert q.embedder.status()["where"] is None
+
+    run(go())
+
+
 def test_a_configured_embedding_server_keeps_priority():
     async def go():
         tab = FakeTab()
@@ -133,7 +165,7 @@ def test_a_configured_embedding_server_keeps_priority():
             assert counts["embeddings"]["embedded"] == q.library.index.n_chunks
             assert q.embedder.status()["where"] == "server" and not tab.calls
             status = await q.llm.status()
-            assert status["embed_tab"] == {"available": True, "active": False, "model": "multilingual-e5-small-q4"}
+            assert status["embed_tab"] == {"available": True, "on": True, "active": False, "model": "multilingual-e5-small-q4"}
 
     run(go())
 

@@ -101,7 +101,10 @@
     if (P.confirmed.length) call('llmConfirm', [P.confirmed], { now: true }).catch(failed);
     call('llmAdmit', [P.origins], { now: true }).catch(failed);
     // Whether this bundle can make embeddings in the tab (embedder.js; not with --no-embedder).
-    if (self.QuireEmbedder) call('tabEmbedder', [QuireEmbedder.available()], { now: true }).catch(failed);
+    // Settings' "None (keywords only)" turns it off for this browser (localStorage quire.embed.tab).
+    var chosen = true;
+    try { chosen = localStorage.getItem('quire.embed.tab') !== 'off'; } catch (e) { /* no storage: the default */ }
+    if (self.QuireEmbedder) call('tabEmbedder', [QuireEmbedder.available(), chosen], { now: true }).catch(failed);
   }
 
   function startEngine() {

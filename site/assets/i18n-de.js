@@ -142,6 +142,12 @@ QuireI18n.add('de', {
   "Ask: “{question}”": "Fragen: „{question}“",
   "(English document)": "(englisches Dokument)",
   "(German document)": "(deutsches Dokument)",
+  "English document": "englisches Dokument",
+  "German document": "deutsches Dokument",
+  "({document}; needs meaning-based search, which is off: see Settings)": "({document}; braucht die Suche nach Bedeutung, die ausgeschaltet ist: siehe Einstellungen)",
+  "({document}; found by meaning once the passages are embedded{progress})": "({document}; wird über die Bedeutung gefunden, sobald die Textstellen eingebettet sind{progress})",
+  "({document}, found by meaning: the question shares no word with it)": "({document}, über die Bedeutung gefunden: die Frage hat kein Wort mit ihm gemeinsam)",
+  "{done} of {total}": "{done} von {total}",
   "Search for “{words}”": "Suchen nach „{words}“",
   "Removed the sample document.": "Das Beispieldokument wurde entfernt.",
   "Removed the {n} sample documents.": "Die {n} Beispieldokumente wurden entfernt.",
@@ -686,6 +692,7 @@ QuireI18n.add('de', {
   "Switch back to this computer’s server": "Zurück zum Server dieses Rechners",
   "— none —": "— keines —",
   "In this browser (multilingual-e5-small, no server)": "In diesem Browser (multilingual-e5-small, ohne Server)",
+  "None (keywords only)": "Keine (nur Stichwörter)",
   "— no models found —": "— keine Modelle gefunden —",
   "{model} (not on the server)": "{model} (nicht auf dem Server)",
   "connected": "verbunden",
@@ -733,6 +740,20 @@ QuireI18n.addEngine('de', {
   "{name} for embeddings (its server adds the query and passage prefixes itself)": "{name} für Embeddings (der Server setzt die Präfixe für Frage und Textstelle selbst)",
   "{name} for chat": "{name} für den Chat",
   "{name} for embeddings": "{name} für Embeddings",
+  // the embedding in this browser (py/quire/browser/embedder.py, site/assets/embedder.js and api.js)
+  "The embedding in this browser failed: {reason}": "Das Einbetten in diesem Browser ist fehlgeschlagen: {reason}",
+  "The embedding engine failed: {message}": "Die Einbettungs-Engine ist fehlgeschlagen: {message}",
+  "In-browser embeddings are not included in this copy of Quire (it was built with --no-embedder, or without Emscripten).":
+    "Einbettungen im Browser sind in dieser Kopie von Quire nicht enthalten (sie wurde mit --no-embedder oder ohne Emscripten gebaut).",
+  "In-browser embeddings are not included in this copy of Quire": "Einbettungen im Browser sind in dieser Kopie von Quire nicht enthalten",
+  "A file of the embedding model could not be loaded, so this copy of Quire is incomplete. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.":
+    "Eine Datei des Einbettungsmodells konnte nicht geladen werden; diese Kopie von Quire ist also unvollständig. Den ganzen Ordner dist/ noch einmal kopieren (oder „python3 build.py“ ausführen), dann neu laden.",
+  "A file of the embedding model does not match its checksum. Copy the whole dist/ folder again (or run “python3 build.py”), then reload.":
+    "Eine Datei des Einbettungsmodells stimmt nicht mit ihrer Prüfsumme überein. Den ganzen Ordner dist/ noch einmal kopieren (oder „python3 build.py“ ausführen), dann neu laden.",
+  "Embedding was cancelled.": "Das Einbetten wurde abgebrochen.",
+  "Choose an embedding model in Settings first.": "Zuerst in den Einstellungen ein Embedding-Modell wählen.",
+  "Embedding stopped after {done} of {total} passages; those are kept.": "Einbetten nach {done} von {total} Textstellen angehalten; diese bleiben erhalten.",
+  "Embedding stopped; what is embedded is kept.": "Einbetten angehalten; was schon eingebettet ist, bleibt erhalten.",
   // answer notices (services/chat.py)
   "The answer was cut at {tokens} tokens; raise Answer length in Settings.": "Die Antwort wurde nach {tokens} Tokens abgeschnitten; in den Einstellungen die Antwortlänge erhöhen.",
   "The answer was cut at {tokens} tokens because the model's context ({context} tokens) was full; ask a shorter question or start a new chat.": "Die Antwort wurde nach {tokens} Tokens abgeschnitten, weil der Kontext des Modells ({context} Tokens) voll war; eine kürzere Frage stellen oder einen neuen Chat beginnen.",

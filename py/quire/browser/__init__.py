@@ -162,15 +162,17 @@ METHODS = Methods({
     "repairIndex": lambda engine, ctx: _repair(engine),
     "mergeIndex": lambda engine, ctx: _merge(engine),
     "storageWatch": lambda engine, ctx: eviction.status(),
-    "tabEmbedder": lambda engine, ctx, available: _tab_embedder(engine, available),
+    "tabEmbedder": lambda engine, ctx, available, on=True: _tab_embedder(engine, available, on),
 })
 
 
-def _tab_embedder(engine, available: bool) -> bool:
-    """The page says at start-up whether this bundle has the in-tab embedder (embedder.js)."""
+def _tab_embedder(engine, available: bool, on: bool = True) -> bool:
+    """The page says at start-up whether this bundle has the in-tab embedder (embedder.js), and
+    whether the person left it on (Settings: "None (keywords only)" turns it off in this browser)."""
     from quire.browser.embedder import TabEmbedder
 
-    engine.llm.tab = TabEmbedder() if available else None
+    engine.llm.tab_available = bool(available)
+    engine.llm.tab = TabEmbedder() if available and on else None
     return engine.llm.tab is not None
 METHODS.load(BOOT_SERVICES)
 

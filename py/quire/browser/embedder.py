@@ -27,7 +27,8 @@ class TabEmbedder:
         """One unit vector per text; ``side`` is "query" or "passage"."""
         try:
             reply = await js.quirePageCall("embed", js_value({"texts": list(texts), "kind": side}))
-        except JsException as exc:
-            raise LLMError(f"the in-browser embedder failed: {exc}", kind="connection") from None
+        except JsException as exc:  # the page's own words (site/assets/embedder.js TEXT), in the page's language there
+            reason = str(getattr(exc, "message", "") or exc)
+            raise LLMError(f"The embedding in this browser failed: {reason}", kind="connection") from None
         flat = np.frombuffer(reply.data.to_bytes(), dtype=np.float32)  # one copy out of the JS heap
         return list(flat.reshape(len(texts), int(reply.dim)))

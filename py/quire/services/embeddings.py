@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from quire.errors import LibraryError
+from quire.model import parse_chunk_id
 from quire.training import TrainCancelled
 from quire.llm.events import LLMError
 from quire.retrieval.dense import cache_key
@@ -42,16 +43,20 @@ class Embedder:
         return {"model": llm.embed_name or None, "index_model": shown, "total": total, "missing": missing,
                 "active": same and missing < total, "where": where}
 
-    async def _chunk_map(self) -> dict[str, dict]:
+    async def _chunk_map(self, chunk_ids) -> dict[str, dict]:
+        """The passages of the sources ``chunk_ids`` belong to."""
+        wanted = {parse_chunk_id(c)[0] for c in chunk_ids}
         out = {}
         for source in self.engine.library.sources():
-            if source["status"] == "trained":
+            if source["status"] == "trained" and source["id"] in wanted:
                 for chunk in await self.engine.library.chunks_of(source["id"]):
                     out[chunk["id"]] = chunk
         return out
 
-    async def embed_missing(self, emit=None, cancelled=None) -> dict:
-        """Embed every passage that has no vector from the current model.
+    async def embed_missing(self, emit=None, cancelled=None, limit: int | None = None) -> dict:
+        """Embed the passages that have no vector from the current model: all of them, or the first
+        ``limit`` (the tab embeds in such steps, so other writes are not held up for minutes);
+        ``remaining`` says how many are still missing after this run.
 
         Progress goes to ``emit``; a cancel keeps what was embedded so far."""
         emit = emit or (lambda e: None)
@@ -61,8 +66,11 @@ class Embedder:
         await self.engine.library.vectors_ready()
         index = self.index
         todo = index.missing_vectors() if index.dense_model == model else list(index.live_ids())
-        chunks = await self._chunk_map()
+        chunks = await self._chunk_map(todo)
         todo = [c for c in todo if c in chunks]
+        missing = len(todo)
+        if limit is not None:
+            todo = todo[:max(1, int(limit))]
         llm = self.engine.llm
         store = self.engine.store
         done = embedded = cached = 0
@@ -101,7 +109,8 @@ class Embedder:
         finally:
             if done:
                 await self.engine.library.save_index()  # the manifest names the model; vectors are in the cache
-        result = {"model": model, "embedded": embedded, "cached": cached, "done": done, "total": len(todo)}
+        result = {"model": model, "embedded": embedded, "cached": cached, "done": done, "total": len(todo),
+                  "remaining": missing - done}
         if stopped:
             raise TrainCancelled(f"Embedding stopped after {done} of {len(todo)} passages; those are kept.")
         return result
@@ -130,8 +139,8 @@ async def _status(engine, ctx) -> dict:
     return engine.embedder.status()
 
 
-async def _embed(engine, ctx):
-    return await engine.embedder.embed_missing(ctx.emit, ctx.cancelled)
+async def _embed(engine, ctx, limit=None):
+    return await engine.embedder.embed_missing(ctx.emit, ctx.cancelled, limit)
 
 
 METHODS = {

@@ -81,6 +81,7 @@ class LLMService:
         # The tab's own embedder (``quire.browser.embedder.TabEmbedder``) when the page has one:
         # the embedding choice "in this browser" when no embedding model is configured.
         self.tab = None
+        self.tab_available = False  # the bundle has the embedder (the person may have turned it off)
 
     # -- privacy: which servers may be contacted ------------------------------
     def allows(self, url: str) -> bool:
@@ -244,8 +245,8 @@ class LLMService:
         return {**chat, "embed": embed, "same_server": same_server(self.settings), "settings": self.settings,
                 "chat_ready": chat["status"] == "connected" and bool(self.chat_model),
                 "embed_ready": embed["status"] == "connected" and bool(self.embed_model),
-                "embed_tab": {"available": self.tab is not None, "active": self.embed_in_tab,
-                              "model": self.tab.model if self.tab else None},
+                "embed_tab": {"available": self.tab_available or self.tab is not None, "on": self.tab is not None,
+                              "active": self.embed_in_tab, "model": self.tab.model if self.tab else None},
                 "picked": self.pick_note or None, "choose": pick.choose,
                 "embed_prefix": self.prefix_setting if self.embed_model else None,
                 "embed_prefix_auto": {m["name"]: _auto_prefixes(m["name"]) for m in candidates(embed["models"], "embeddings")}}
