@@ -101,6 +101,12 @@ def test_writes_wait_one_step_a_reload_resumes_and_keywords_only_turns_it_off(br
     during = page.evaluate("""async () => { const s = (await quire.sources()).find(x => x.name === 'note-3.md');
       await quire.setCategory(s.id, 'Rocks'); return window.__news[window.__news.length - 1]; }""")
     assert during["state"] == "running" and during["done"] < N, during
+    # So does a search: its query vector waits for one batch in the embedder's worker, and the
+    # passages embedded so far take part by meaning (dense_rank), the others by keywords.
+    found = page.evaluate("""async () => { const hits = await quire.search('Where do rivers carry the sand?');
+      return {hits, last: window.__news[window.__news.length - 1]}; }""")
+    assert found["last"]["state"] == "running" and found["last"]["done"] < N, found["last"]
+    assert found["hits"] and any(h["dense_rank"] is not None for h in found["hits"]), found["hits"][:3]
     # Cancel keeps what was embedded; a reload resumes with the rest, without redoing any.
     page.evaluate("quire.stopEmbedding()")
     page.wait_for_function(ENDED)

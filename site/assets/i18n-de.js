@@ -283,7 +283,7 @@ QuireI18n.add('de', {
   "Meaning-based search is ready: {embedded} embedded, {cached} from the cache.": "Die Suche nach Bedeutung ist bereit: {embedded} eingebettet, {cached} aus dem Zwischenspeicher.",
   "Searching by keywords and by meaning ({model}, in this browser).": "Suche nach Stichwörtern und nach Bedeutung ({model}, in diesem Browser).",
   "Adding meaning vectors in this browser: {done} of {total}": "Bedeutungsvektoren werden in diesem Browser hinzugefügt: {done} von {total}",
-  "Searches answer by keywords meanwhile.": "Suchen antworten bis dahin mit Stichwörtern.",
+  "Meanwhile, passages without vectors are found by keywords only.": "Bis dahin werden Textstellen ohne Vektoren nur über Stichwörter gefunden.",
   "Loading the embedding model ({pct} %)…": "Das Embedding-Modell wird geladen ({pct} %)…",
   "All sources": "Alle Quellen",
   "One source": "Eine Quelle",

@@ -73,7 +73,7 @@
     tabBar.bar.firstChild.style.width = pct + '%';
     tabBar.bar.setAttribute('aria-valuenow', String(pct));
     tabBar.label.textContent = t('Adding meaning vectors in this browser: {done} of {total}', { done: d.done, total: QuireUI.plural(d.total, 'passage') }) +
-      (d.eta_s ? ', ' + t('about {s} s left', { s: d.eta_s }) : '') + '. ' + t('Searches answer by keywords meanwhile.');
+      (d.eta_s ? ', ' + t('about {s} s left', { s: d.eta_s }) : '') + '. ' + t('Meanwhile, passages without vectors are found by keywords only.');
   }
   function loadingModel(e) {
     if (!tabBar || e.detail.done) return;

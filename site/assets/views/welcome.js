@@ -77,7 +77,10 @@ var QuireWelcome = (function () {
             : t('({document}, found by meaning: the question shares no word with it)', { document: doc }));
       }, function () {});
     }
-    document.addEventListener('quire:embedding', function () { if (note.isConnected) say(); });
+    var shown = false;  // once in the page and then gone, the card was rebuilt: the new one follows instead
+    document.addEventListener('quire:embedding', function follow() {
+      if (note.isConnected) { shown = true; say(); } else if (shown) document.removeEventListener('quire:embedding', follow);
+    });
     say();
     return h('li', null, h('button', { type: 'button', class: 'link', testid: 'sample-meaning',
       onclick: function () { runIn('ask', 'chat-input', m.text); } }, label[0], h('span', { lang: m.lang }, m.text), label[1]), note);
