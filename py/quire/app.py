@@ -97,6 +97,7 @@ class Quire:
         for f in counts["files"]:
             if f["outcome"] == "added":  # progress checks the source badges now, not at the next question
                 self.events.emit({"kind": "source_added", "item": f["name"]})
+        # A server's embeddings only: in the tab the page embeds after Train, in the background.
         if self.llm.embed_model and (counts["added"] or counts["changed"] or self.embedder.status()["missing"]):
             try:
                 counts["embeddings"] = await self.embedder.embed_missing(progress, cancelled)

@@ -34,12 +34,13 @@
     var asks = sample.questions[lang];
     return Object.assign({ category: filed || sample.category[lang], lang: lang,
       questions: asks.map(function (a) { return a.text || a; }),
-      languages: asks.map(function (a) { return a.lang || lang; }), search: sample.search[lang],
+      languages: asks.map(function (a) { return a.lang || lang; }), search: sample.search[lang], meaning: sample.meaning || null,
       files: sample.files.map(function (f) { return f.name; }) }, extra || {});
   }
 
-  /** sampleInfo() -> {category, lang, questions, languages, search, files}: the suggestions in the
-   * page's language; languages[i] is the language question i is in (one may ask the other document). */
+  /** sampleInfo() -> {category, lang, questions, languages, search, meaning, files}: the suggestions
+   * in the page's language; languages[i] is the language question i is in (one may ask the other
+   * document); meaning {text, lang, about} is found by meaning-based search only. */
   q.sampleInfo = function () {
     return Promise.all([content(), q.kv.get(KEY)]).then(function (r) { return describe(r[0], r[1] && r[1].category); });
   };

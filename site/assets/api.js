@@ -134,10 +134,12 @@
   /** train({onProgress, signal}) -> {added, changed, skipped, failed, files} */
   q.train = function (opts) {
     opts = opts || {};
+    stopBackground();  // Train goes first; the passages still missing are embedded after it
     var p = q._call('train', [], { onEvent: opts.onProgress });
     if (opts.signal) opts.signal.addEventListener('abort', function () { q._cancel(p.id); });
     return p.then(function (counts) {
       document.dispatchEvent(new CustomEvent('quire:library-changed'));
+      q.embedInBackground();
       return counts;
     });
   };
@@ -250,10 +252,115 @@
   /** embed({onProgress, signal}) embeds passages that have no vector from the chosen model. */
   q.embed = function (opts) {
     opts = opts || {};
-    var p = q._call('embed', [], { onEvent: opts.onProgress });
+    var p = q._call('embed', opts.limit ? [opts.limit] : [], { onEvent: opts.onProgress });
     if (opts.signal) opts.signal.addEventListener('abort', function () { q._cancel(p.id); });
     return p;
   };
+
+  /* ---- Embeddings in this tab (no server): the engine asks the page for vectors ---- */
+  var embedderLoad = null;
+  function loadEmbedder() {
+    if (!embedderLoad) {
+      embedderLoad = QuireEmbedder.load(function (p) {
+        document.dispatchEvent(new CustomEvent('quire:embedder-load', { detail: p }));
+      }).then(function (r) {
+        document.dispatchEvent(new CustomEvent('quire:embedder-load', { detail: { fraction: 1, done: true } }));
+        return r;
+      }, function (err) { embedderLoad = null; throw err; });
+    }
+    return embedderLoad;
+  }
+  /* {texts, kind} -> {dim, data}: the vectors one after another in one Float32Array
+   * (py/quire/browser/embedder.py).  The model loads on first use; quire:embedder-load events
+   * carry its progress ({fraction, stage, loaded, total}, then {done: true}). */
+  q._pageMethods.embed = function (a) {
+    if (!self.QuireEmbedder || !QuireEmbedder.available()) {
+      var missing = new Error('In-browser embeddings are not included in this copy of Quire');
+      missing.kind = 'not-included';
+      throw missing;
+    }
+    return loadEmbedder().then(function () { return QuireEmbedder.embed(a.texts, a.kind); }).then(function (vectors) {
+      var dim = vectors.length ? vectors[0].length : 0;
+      var data = new Float32Array(vectors.length * dim);
+      vectors.forEach(function (v, i) { data.set(v, i * dim); });
+      return { dim: dim, data: data };
+    });
+  };
+
+  /* After Train (and when a tab opens a library with passages still missing), the passages that
+   * have no vector yet are embedded in the background when the vectors are made in this tab (no
+   * embedding server): one run at a time, in steps of STEP passages, each its own engine call, so
+   * a rename or a removal (in this tab or another) waits for one step, not for the whole run.
+   * The next Train stops it (and restarts it after), as does Cancel; a search meanwhile answers at
+   * once, by keywords until its passages have vectors.  Its progress is the document event
+   * quire:embedding ({state: 'running' | 'done' | 'stopped' | 'failed', done, total, eta_s, error}). */
+  var STEP = 8;  // one page batch (py/quire/browser/embedder.py): seconds, not minutes
+  var background = null;
+  function embeddingNews(detail) {
+    if (background) background.last = detail;
+    document.dispatchEvent(new CustomEvent('quire:embedding', { detail: detail }));
+  }
+  function stopBackground() { if (background) background.controller.abort(); }
+  function stopped() { var e = new Error('Embedding stopped; what is embedded is kept.'); e.kind = 'TrainCancelled'; return e; }
+  /** embedInBackground() -> a promise of the run's result (null when there was nothing to do). */
+  q.embedInBackground = function () {
+    if (background) return background.promise;
+    var run = background = { controller: new AbortController(), last: null };
+    var signal = run.controller.signal;
+    run.promise = q.embeddingStatus().then(function (st) {
+      if (st.where !== 'tab' || !st.missing || signal.aborted) return null;
+      var total = st.missing, sum = { done: 0, embedded: 0, cached: 0 }, started = null, first = 0;
+      embeddingNews({ state: 'running', done: 0, total: total, model: st.model });
+      function step() {
+        if (signal.aborted) throw stopped();
+        return q.embed({ signal: signal, limit: STEP, onProgress: function (e) {
+          if (typeof e.done !== 'number') return;  // not the embedding's own news (waiting for the writer lock)
+          var done = Math.min(total, sum.done + e.done);
+          if (started === null) { started = performance.now(); first = done; }
+          var rate = (done - first) / Math.max(1, performance.now() - started);  // passages per ms
+          var eta = rate > 0 ? Math.round((total - done) / rate / 1000) : null;
+          embeddingNews({ state: 'running', done: done, total: total, eta_s: eta, model: st.model });
+        } }).then(function (r) {
+          sum.done += r.done; sum.embedded += r.embedded; sum.cached += r.cached;
+          return r.remaining > 0 && r.done > 0 ? step() : null;
+        });
+      }
+      return step().then(function () {
+        var r = { done: sum.done, total: total, embedded: sum.embedded, cached: sum.cached };
+        embeddingNews({ state: 'done', done: r.done, total: r.total, embedded: r.embedded, cached: r.cached, model: st.model });
+        return r;
+      });
+    }).catch(function (err) {
+      embeddingNews({ state: err.kind === 'TrainCancelled' ? 'stopped' : 'failed', error: err.message });
+      return null;
+    }).then(function (r) {
+      if (background === run) background = null;
+      return r;
+    });
+    return run.promise;
+  };
+  // Resuming: a library opened with passages still missing is embedded once the tab's own start-up
+  // work is done (the vectors already made are in the cache, keyed by passage and model).
+  document.addEventListener('quire:ready', function () {
+    (q.backgroundDone ? q.backgroundDone() : Promise.resolve()).then(function () { q.embedInBackground(); }, function () {});
+  });
+  /** embedInTab(on): the embedding choice "In this browser" (on) or "None (keywords only)" (off),
+   * kept for this browser (localStorage quire.embed.tab); on, the missing passages are embedded. */
+  q.embedInTab = function (on) {
+    try {
+      if (on) localStorage.removeItem('quire.embed.tab'); else localStorage.setItem('quire.embed.tab', 'off');
+    } catch (e) { /* no storage: for this tab only */ }
+    if (!on) stopBackground();
+    var available = !!(self.QuireEmbedder && QuireEmbedder.available());
+    return q._call('tabEmbedder', [available, !!on]).then(function (active) {
+      if (active) q.embedInBackground();
+      return active;
+    });
+  };
+  /** embeddingProgress() -> the running background embedding's latest news, or null. */
+  q.embeddingProgress = function () { return background && background.last; };
+  /** stopEmbedding() cancels the background embedding (what is embedded is kept). */
+  q.stopEmbedding = stopBackground;
 
   /* ---- OCR: the engine asks the page to read scanned pages (canvas and Tesseract live here) ---- */
   var ocrFile = { key: null, bytes: null };  // the file being read, so each page does not resend it

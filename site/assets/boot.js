@@ -100,6 +100,11 @@
     var failed = function (err) { console.warn('Quire: the engine was not told which model servers to use:', err.message); };
     if (P.confirmed.length) call('llmConfirm', [P.confirmed], { now: true }).catch(failed);
     call('llmAdmit', [P.origins], { now: true }).catch(failed);
+    // Whether this bundle can make embeddings in the tab (embedder.js; not with --no-embedder).
+    // Settings' "None (keywords only)" turns it off for this browser (localStorage quire.embed.tab).
+    var chosen = true;
+    try { chosen = localStorage.getItem('quire.embed.tab') !== 'off'; } catch (e) { /* no storage: the default */ }
+    if (self.QuireEmbedder) call('tabEmbedder', [QuireEmbedder.available(), chosen], { now: true }).catch(failed);
   }
 
   function startEngine() {

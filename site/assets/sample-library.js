@@ -96,4 +96,7 @@ self.QuireSample = {
     ],
   },
   search: { en: 'spaced repetition', de: 'Niederschlag' },
+  // A German question about the English guide's Privacy section that shares no word with it: only
+  // meaning-based search finds it (this browser's own multilingual-e5-small, or a server's model).
+  meaning: { text: 'Wohin werden meine Daten gesendet?', lang: 'de', about: 'en' },
 };

@@ -1,7 +1,8 @@
 """The worker's bridge: the dispatcher for calls from the page, the engine's start, and what
 the tab does when the browser deleted its library.  ``idb`` is IndexedDB as a ``quire.store``
 store, ``fetch`` the LLM transport, ``eviction`` the watch after a failed write, ``page`` what
-the engine says to the page besides answers (a call's progress, engine news, OCR requests).
+the engine says to the page besides answers (a call's progress, engine news, OCR requests),
+``embedder`` the vectors the page makes with the tab's own embedding model.
 
 This package is the only part of Quire that imports ``js`` / ``pyodide``; the engine worker
 imports it, CPython never does.  The page's call (site/assets/boot-calls.js, then
@@ -161,7 +162,18 @@ METHODS = Methods({
     "repairIndex": lambda engine, ctx: _repair(engine),
     "mergeIndex": lambda engine, ctx: _merge(engine),
     "storageWatch": lambda engine, ctx: eviction.status(),
+    "tabEmbedder": lambda engine, ctx, available, on=True: _tab_embedder(engine, available, on),
 })
+
+
+def _tab_embedder(engine, available: bool, on: bool = True) -> bool:
+    """The page says at start-up whether this bundle has the in-tab embedder (embedder.js), and
+    whether the person left it on (Settings: "None (keywords only)" turns it off in this browser)."""
+    from quire.browser.embedder import TabEmbedder
+
+    engine.llm.tab_available = bool(available)
+    engine.llm.tab = TabEmbedder() if available and on else None
+    return engine.llm.tab is not None
 METHODS.load(BOOT_SERVICES)
 
 

@@ -1,10 +1,13 @@
 """Meaning-based search: embed passages with the configured model, cached per (chunk hash, model).
 
+The model is the embedding server's, or with none configured the tab's own multilingual-e5-small
+(``LLMService.embed_in_tab``; the page makes the vectors, quire.browser.embedder).
+
 Vectors live once, in the ``vectors`` bucket keyed by model and chunk hash: the cache that
 makes re-Train never re-embed unchanged text (even in a changed file), and what opening
 attaches to the index (``StoredIndex.attach_vectors``), so reopening needs no model either.
 Embedding writes the new vectors and, when the model changed, the index's small manifest;
-never the index itself.  Without a model server, search stays keyword-only and says so.
+never the index itself.  With neither, search stays keyword-only and says so.
 """
 
 from __future__ import annotations
@@ -12,12 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from quire.errors import LibraryError
+from quire.model import parse_chunk_id
 from quire.training import TrainCancelled
 from quire.llm.events import LLMError
 from quire.retrieval.dense import cache_key
-
-BATCH = 32  # texts per /api/embed call: big enough to amortise the request, small enough for progress
-
 
 class Embedder:
     def __init__(self, engine):
@@ -29,26 +30,33 @@ class Embedder:
         return self.engine.library.index
 
     def status(self) -> dict:
-        model = self.engine.llm.embed_identity
+        """``where``: "tab" when the vectors are made in this tab (no server), "server", or None."""
+        llm = self.engine.llm
+        model = llm.embed_identity
         index = self.index
         total = index.n_chunks
         same = bool(model) and index.dense_model == model
         missing = len(index.missing_vectors()) if same else total
         # Names as the person knows them: the identity's prefix part ("#server") stays inside.
-        shown = self.engine.llm.embed_model if same else (index.dense_model or "").split("#")[0] or None
-        return {"model": self.engine.llm.embed_model or None, "index_model": shown, "total": total, "missing": missing,
-                "active": same and missing < total}
+        shown = llm.embed_name if same else (index.dense_model or "").split("#")[0] or None
+        where = ("tab" if llm.embed_in_tab else "server") if model else None
+        return {"model": llm.embed_name or None, "index_model": shown, "total": total, "missing": missing,
+                "active": same and missing < total, "where": where}
 
-    async def _chunk_map(self) -> dict[str, dict]:
+    async def _chunk_map(self, chunk_ids) -> dict[str, dict]:
+        """The passages of the sources ``chunk_ids`` belong to."""
+        wanted = {parse_chunk_id(c)[0] for c in chunk_ids}
         out = {}
         for source in self.engine.library.sources():
-            if source["status"] == "trained":
+            if source["status"] == "trained" and source["id"] in wanted:
                 for chunk in await self.engine.library.chunks_of(source["id"]):
                     out[chunk["id"]] = chunk
         return out
 
-    async def embed_missing(self, emit=None, cancelled=None) -> dict:
-        """Embed every passage that has no vector from the current model.
+    async def embed_missing(self, emit=None, cancelled=None, limit: int | None = None) -> dict:
+        """Embed the passages that have no vector from the current model: all of them, or the first
+        ``limit`` (the tab embeds in such steps, so other writes are not held up for minutes);
+        ``remaining`` says how many are still missing after this run.
 
         Progress goes to ``emit``; a cancel keeps what was embedded so far."""
         emit = emit or (lambda e: None)
@@ -58,19 +66,23 @@ class Embedder:
         await self.engine.library.vectors_ready()
         index = self.index
         todo = index.missing_vectors() if index.dense_model == model else list(index.live_ids())
-        chunks = await self._chunk_map()
+        chunks = await self._chunk_map(todo)
         todo = [c for c in todo if c in chunks]
+        missing = len(todo)
+        if limit is not None:
+            todo = todo[:max(1, int(limit))]
         llm = self.engine.llm
         store = self.engine.store
         done = embedded = cached = 0
         emit({"stage": "embed", "done": 0, "total": len(todo), "model": model})
         stopped = False
         try:
-            for start in range(0, len(todo), BATCH):
+            batch_size = llm.embed_batch
+            for start in range(0, len(todo), batch_size):
                 if cancelled and cancelled():
                     stopped = True
                     break
-                batch = todo[start:start + BATCH]
+                batch = todo[start:start + batch_size]
                 vectors: dict[str, np.ndarray] = {}
                 need = []
                 for chunk_id in batch:
@@ -84,7 +96,7 @@ class Embedder:
                     got = await llm.embed_texts([chunks[c]["text"] for c in need], "passage")
                     puts = []
                     for chunk_id, vec in zip(need, got):
-                        v = np.asarray(vec, dtype=np.float32)
+                        v = np.array(vec, dtype=np.float32)  # a copy: normalised in place (the tab's are read-only)
                         v /= max(float(np.linalg.norm(v)), 1e-12)
                         vectors[chunk_id] = v
                         puts.append(("vectors", cache_key(chunks[chunk_id]["hash"], model), v.tobytes()))
@@ -97,7 +109,8 @@ class Embedder:
         finally:
             if done:
                 await self.engine.library.save_index()  # the manifest names the model; vectors are in the cache
-        result = {"model": model, "embedded": embedded, "cached": cached, "done": done, "total": len(todo)}
+        result = {"model": model, "embedded": embedded, "cached": cached, "done": done, "total": len(todo),
+                  "remaining": missing - done}
         if stopped:
             raise TrainCancelled(f"Embedding stopped after {done} of {len(todo)} passages; those are kept.")
         return result
@@ -126,8 +139,8 @@ async def _status(engine, ctx) -> dict:
     return engine.embedder.status()
 
 
-async def _embed(engine, ctx):
-    return await engine.embedder.embed_missing(ctx.emit, ctx.cancelled)
+async def _embed(engine, ctx, limit=None):
+    return await engine.embedder.embed_missing(ctx.emit, ctx.cancelled, limit)
 
 
 METHODS = {

