@@ -138,7 +138,8 @@ class Firefox(Engine):
 
     name = "firefox"
 
-    def __init__(self, profile: Path, prefs: dict | None = None):
+    def __init__(self, profile: Path, prefs: dict | None = None, dark: bool = False):
+        """``dark``: pages see prefers-color-scheme: dark."""
         self.profile = Path(profile)
         self.profile.mkdir(parents=True, exist_ok=True)
         self.prefs = {
@@ -148,6 +149,7 @@ class Firefox(Engine):
             "app.update.enabled": False, "browser.shell.checkDefaultBrowser": False,
             "datareporting.policy.dataSubmissionEnabled": False, "toolkit.telemetry.reportingpolicy.firstRun": False,
             "browser.aboutwelcome.enabled": False, "browser.startup.homepage_override.mstone": "ignore",
+            **({"layout.css.prefers-color-scheme.content-override": 0} if dark else {}),
             **(prefs or {}),
         }
         self.proc = None
@@ -245,8 +247,9 @@ class WebKit(Engine):
 
     name = "webkit"
 
-    def __init__(self, screen: Xvfb, args: tuple[str, ...] = ()):
-        """``args``: more MiniBrowser switches (tests/test_engines_voice.py: its mock microphone)."""
+    def __init__(self, screen: Xvfb, args: tuple[str, ...] = (), dark: bool = False):
+        """``args``: more MiniBrowser switches (tests/test_engines_voice.py: its mock microphone);
+        ``dark``: GTK's dark theme, which WebKitGTK reports to pages as prefers-color-scheme: dark."""
         from selenium import webdriver
         from selenium.webdriver.webkitgtk.options import Options
         from selenium.webdriver.webkitgtk.service import Service
@@ -256,7 +259,7 @@ class WebKit(Engine):
         options.add_argument("--automation")
         for arg in args:
             options.add_argument(arg)
-        env = {**os.environ, "DISPLAY": screen.display}
+        env = {**os.environ, "DISPLAY": screen.display, **({"GTK_THEME": "Adwaita:dark"} if dark else {})}
         service = Service(WEBKIT_DRIVER, env=env)
         self.driver = webdriver.WebKitGTK(options=options, service=service)
         self.driver.set_script_timeout(SCRIPT_TIMEOUT_S)

@@ -1,5 +1,5 @@
 """axe-core finds nothing in any view, study player or dialog of Quire in Firefox ESR and WebKitGTK
-(Safari's engine), in English and German, with every rule it has switched on: best practices,
+(Safari's engine), in English in the light theme and German in the dark one, with every rule it has switched on: best practices,
 WCAG 2.2 and AAA, and the experimental and deprecated ones.  tests/test_axe_browser.py does the
 same in Chromium (and at phone size).
 
@@ -105,16 +105,17 @@ def states(b):
     b.run("async () => document.querySelectorAll('dialog').forEach(d => { d.close(); d.remove(); })")
 
 
-@pytest.mark.parametrize("lang", ["en", "de"])
+@pytest.mark.parametrize("lang,scheme", [("en", "light"), ("de", "dark")])
 @pytest.mark.parametrize("name", ENGINES)
-def test_no_axe_violations_anywhere(name, lang, axe_source, server, tmp_path):  # noqa: F811
+def test_no_axe_violations_anywhere(name, lang, scheme, axe_source, server, tmp_path):  # noqa: F811
     why = missing(name)
     if why:
         pytest.fail(f"{name} is needed for this test and is missing here: {why}")
-    with open_engine(name, tmp_path) as b:
+    with open_engine(name, tmp_path, dark=scheme == "dark") as b:
         b.set_size(1280, 900)
         b.goto(server.url + f"?lang={lang}")
         b.wait_ready()
+        assert b.js("return matchMedia('(prefers-color-scheme: dark)').matches") == (scheme == "dark")
         b.js(axe_source + "\nreturn typeof axe")
         b.wait("document.querySelector('[data-testid=welcome]')")
         found = {"first run": b.run(AXE_RUN)}
@@ -122,7 +123,7 @@ def test_no_axe_violations_anywhere(name, lang, axe_source, server, tmp_path):  
         b.run(ASK, "Wo findet der Calvin-Zyklus statt?")
         for state in states(b):
             found[state] = b.run(AXE_RUN)
-        b.screenshot(tmp_path / f"{name}-{lang}-last.png")
+        b.screenshot(tmp_path / f"{name}-{lang}-{scheme}-last.png")
     assert len(found) == 1 + len(VIEWS) + 4 + 2, list(found)
     bad = {k: v for k, v in found.items() if v}
     assert not bad, json.dumps(bad, indent=1, ensure_ascii=False)
