@@ -18,7 +18,7 @@ CORE_FILES = ["pyodide.asm.js", "pyodide.asm.wasm", "pyodide.js", "python_stdlib
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed timestamps make zips reproducible
 GZIP_WORTH_IT = 0.9  # gzip an asset only if it saves more than 10%
 # The shared libraries `import numpy` loads before the engine is ready (numpy 2.0.2); the worker
-# compiles them while the snapshot is restored (site/engine/worker.js, compileDynlibs), and
+# compiles them while the snapshot is restored (site/engine/worker-images.js, compileDynlibs), and
 # tests/test_boot_browser.py checks this list against what the engine has loaded when ready.
 BOOT_DYNLIBS = {"numpy": ["numpy/_core/_multiarray_umath.cpython-312-wasm32-emscripten.so",
                           "numpy/_core/_multiarray_tests.cpython-312-wasm32-emscripten.so",

@@ -191,7 +191,7 @@
 
   /* ---------------- the automation surface ---------------- */
 
-  /* scipy and scikit-learn load only once asked (worker.js, importStudyTools): reading
+  /* scipy and scikit-learn load only once asked (engine/worker-lazy.js, importStudyTools): reading
    * quire.sklearnReady asks, so a script that awaits it, as before, still gets them. */
   var studyToolsAsked = false;
   function askStudyTools() {

@@ -41,7 +41,7 @@ _engine: Quire | None = None
 _cancelled: set[int] = set()
 
 # Methods that change the library, and how a call waits for the one-writer lock (the
-# worker holds a Web Lock around them, across tabs too; see engine/worker.js):
+# worker holds a Web Lock around them, across tabs too; see engine/worker-writer.js):
 #   "wait"   - queue behind a running write;
 #   "cancel" - cancel this tab's running Train (or embedding) first, then run;
 #   "shared" - read many things consistently (no write may land in between).
@@ -83,7 +83,7 @@ async def start() -> dict:
 
 
 async def background() -> None:
-    """What the tab reads once it is quiet after ready (engine/worker.js waits for that):
+    """What the tab reads once it is quiet after ready (engine/worker-lazy.js waits for that):
     the cached vectors (100k: 2-3 s), then every passage (100k: about 8 s).  Searches read
     what they hit meanwhile, a call that needs the vectors starts their read itself, and the
     tab's copy of the passages is what it saves again if the browser deletes its data."""
@@ -156,7 +156,7 @@ def _full_message(exc: StoreFullError) -> str:
 
 # The services' handlers (quire.services.Methods, as Quire.call uses them on CPython) and the
 # tab's own methods.  The services on the boot path load now; the rest when the tab is quiet
-# (engine/worker.js calls load_services) or on the first call that needs them.
+# (engine/worker-lazy.js calls load_services) or on the first call that needs them.
 METHODS = Methods({
     "reloadLibrary": lambda engine, ctx: _reload(engine),
     "repairIndex": lambda engine, ctx: _repair(engine),

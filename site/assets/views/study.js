@@ -284,8 +284,8 @@
 
   self.QuireStudy = { players: {}, when: when, sourceLink: sourceLink, templateEditor: null };
 
-  /* scipy and scikit-learn load only once asked (worker.js): from the moment Study is shown, while
-   * the user picks a tool, not in every tab that is only searched. */
+  /* scipy and scikit-learn load only once asked (engine/worker-lazy.js): from the moment Study is
+   * shown, while the user picks a tool, not in every tab that is only searched. */
   function show() {
     q.studyToolsReady().catch(function () {});
     refresh();

@@ -1,0 +1,155 @@
+/* What the engine loads after ready: the wheels installed once it is quiet (pypdf, fsrs and the
+ * rest), then the services and every passage read into memory; and scipy with scikit-learn (the
+ * study tools), only once the page asks for them.
+ *
+ * worker.js starts it once boot is done (start) and asks it before every engine call whether the
+ * call must wait for the wheels (quick, needLibraries); the page's waitForLazy call is answered
+ * with waitForLazy(), its 'study-tools' message with askStudyTools().  Each step waits until the
+ * engine is quiet (QuireQuiet, worker-quiet.js); numpy's other libraries are linked by QuireImages
+ * (worker-images.js).
+ *
+ *   QuireLazy.start(pyodide, config) -> resolves once the wheels are installed
+ *   QuireLazy.quick(name)            -> whether the engine method `name` needs none of them
+ *   QuireLazy.needLibraries()        -> the wheels' install, started now if it was not yet
+ *   QuireLazy.waitForLazy()          -> resolves when the services and the passages are loaded
+ *   QuireLazy.askStudyTools()        the page wants scipy and scikit-learn
+ */
+var QuireLazy = (function () {
+  'use strict';
+  var post = QuireReport.post, stage = QuireReport.stage, mark = QuireReport.mark;
+  var logWarning = QuireReport.warn, logError = QuireReport.error, describe = QuireReport.describe;
+  var pyodide = null;
+  var config = null;
+  var background = null;
+  var libraries = null;  // the wheels installed after ready; engine calls wait for them (but QUICK ones)
+
+  var LOAD_OPTIONS = { messageCallback: function () {}, errorCallback: logError, checkIntegrity: true };
+
+  // Read-only calls that need none of the wheels installed after ready (pypdf, fsrs).
+  var QUICK = { search: 1, passage: 1, sources: 1, sourcesSince: 1, categories: 1, chunks: 1, usage: 1, librarySettings: 1,
+    llmSettings: 1, llmStatus: 1, embeddingStatus: 1, storageWatch: 1 };
+  function quick(name) { return !!QUICK[name]; }
+
+  function needLibraries() {
+    if (!libraries) {
+      libraries = installLazyWheels();
+      libraries.catch(function (err) { post(describe(err, 'libraries')); });
+    }
+    return libraries;
+  }
+
+  /* After ready: the wheels once the engine is quiet, then loadLazy.  Resolves with the wheels. */
+  function start(engine, cfg) {
+    pyodide = engine;
+    config = cfg;
+    var afterReady = QuireQuiet.quiet().then(needLibraries);
+    background = afterReady.then(loadLazy);
+    return afterReady;
+  }
+
+  /* pypdf, fsrs and the rest: installed right after ready, before any engine call runs. */
+  async function installLazyWheels() {
+    if (!config.lazyWheels || !config.lazyWheels.length) return;
+    await pyodide.loadPackage(config.installerPackages, LOAD_OPTIONS);
+    var micropip = pyodide.pyimport('micropip');
+    try {
+      await micropip.install.callKwargs(config.lazyWheels.map(function (w) { return config.base + w; }), { deps: false });
+      stage('libraries');
+    } finally {
+      micropip.destroy();
+    }
+  }
+
+  /* scipy and scikit-learn (the study tools): about 4 s of this thread and 8-10 s of the
+   * machine's CPU on a quiet machine, 15-30 s on a busy one.  They load only once the page asks
+   * (quire.studyToolsReady(): opening Study, making or importing a set), never merely because a
+   * tab was opened: a tab used to search and ask leaves the machine alone.  The packages are
+   * fetched and unpacked, then the modules imported one at a time, each once the engine is
+   * quiet, so a page call waits for one step at most.  The first study set then finds
+   * TfidfVectorizer and KMeans imported. */
+  // In the order they import each other, the heavy ones apart (scipy.stats alone is ~1.5 s).
+  var SKLEARN_IMPORTS = ['scipy', 'scipy._lib._util', 'scipy.sparse', 'scipy.special', 'scipy.linalg', 'scipy.fft',
+                         'scipy.spatial', 'scipy.optimize', 'scipy.interpolate', 'scipy.ndimage', 'scipy.stats',
+                         'sklearn', 'sklearn.feature_extraction.text'];
+  // KMeans (the mind map) and what it imports: after scikit-learn is reported ready, so the study
+  // tools open as early as before; a mind map made before they are in imports them itself.
+  var SKLEARN_AFTER = ['sklearn.linear_model', 'sklearn.decomposition', 'sklearn.neighbors', 'sklearn.cluster'];
+
+  var studyToolsAsked = false, studyTools = null, servicesLoaded = false;
+
+  /* What the tab does by itself after ready: the services, then every passage read into memory
+   * (resolves when both are done; the study tools are not part of it). */
+  async function loadLazy() {
+    try {
+      await pyodide.runPythonAsync('import quire.browser\nquire.browser.load_services()');
+      mark('services-loaded');
+    } catch (err) {
+      logError('services did not load: ' + err.message);
+    }
+    await QuireQuiet.quiet();
+    servicesLoaded = true;
+    var read = pyodide.runPythonAsync('import quire.browser\nawait quire.browser.background()').then(function () {
+      mark('passages-read');
+    }, function (err) { logWarning('Reading the library into memory stopped: ' + err.message); });
+    if (studyToolsAsked) loadStudyTools();
+    await read;
+  }
+
+  /* The page asked for the study tools: load them once the services are (loadLazy starts them
+   * if they are not yet). */
+  function askStudyTools() {
+    studyToolsAsked = true;
+    if (servicesLoaded) loadStudyTools();
+  }
+
+  function loadStudyTools() {
+    if (!studyTools) studyTools = importStudyTools();
+    return studyTools;
+  }
+
+  async function importStudyTools() {
+    // Each step first gives the thread back: a page call waiting for it runs before the next step,
+    // even when the engine is already quiet (an await of a settled promise would not let it).
+    var step = function () {
+      return new Promise(function (resolve) { setTimeout(resolve, 0); }).then(function () { return QuireQuiet.quiet(); });
+    };
+    try {
+      await step();
+      stage('sklearn-loading');
+      await QuireImages.linkOtherDynlibs(pyodide);
+      // One call: Pyodide fetches the packages side by side and unpacks each as it arrives, in
+      // tasks of its own (one package at a time fetched them one after the other: 4-6 s more).
+      await step();
+      await pyodide.loadPackage(config.lazyPackages, LOAD_OPTIONS);
+      mark('loaded packages');
+      var importlib = pyodide.pyimport('importlib');
+      var importAll = async function (names) {
+        for (var j = 0; j < names.length; j++) {
+          await step();
+          try {  // a step is only a way to cut the work; the import that counts comes after
+            importlib.import_module(names[j]).destroy();
+            mark('imported ' + names[j]);
+          } catch (err) {
+            logWarning('Importing ' + names[j] + ' ahead failed: ' + err.message);
+          }
+        }
+      };
+      try {
+        await importAll(SKLEARN_IMPORTS);
+        var v = pyodide.runPython('import sklearn, scipy\nsklearn.__version__ + " / scipy " + scipy.__version__');
+        stage('sklearn', { version: v });
+        await importAll(SKLEARN_AFTER);
+        mark('sklearn-imported');
+      } finally {
+        importlib.destroy();
+      }
+    } catch (err) {
+      var msg = describe(err, 'sklearn');
+      msg.type = 'background-failed';
+      post(msg);
+    }
+  }
+
+  return { start: start, quick: quick, needLibraries: needLibraries, waitForLazy: function () { return background; },
+           askStudyTools: askStudyTools };
+})();
