@@ -59,6 +59,12 @@ def test_a_german_question_finds_the_english_guide_with_the_tabs_own_vectors(whe
     page.evaluate("location.hash = '#library'")
     page.wait_for_selector("[data-testid=sample-meaning-note][data-state=ready]")
     assert "found by meaning" in page.text_content("[data-testid=sample-meaning-note]")
+    # Asked from there with no model server, the answer cites the guide's Privacy section.
+    page.click("[data-testid=sample-meaning]")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=msg-assistant]').length === 1 "
+                           "&& !document.querySelector('.msg.streaming') && document.querySelector('[data-testid=chat-stop]').hidden")
+    answer = page.get_by_test_id("extractive-result").first.inner_text()
+    assert GUIDE in answer and "Nothing leaves this computer" in answer, answer
     page.evaluate("location.hash = '#settings'")
     page.wait_for_selector('[data-testid="llm-embed-in-tab"]', state="attached")
     assert page.locator('[data-testid="llm-embed-in-tab"]').text_content() == "In this browser (multilingual-e5-small, no server)"
