@@ -30,6 +30,9 @@ def shoot(browser, url: str, lang: str, out: Path) -> list[Path]:
     page.get_by_test_id("sample-load").click()
     page.get_by_test_id("sample-card").wait_for()
     page.wait_for_function("() => document.querySelectorAll('[data-testid=sample-tag]').length === 2")
+    # The tab embeds the sample in the background (no server): the card's last suggestion says it is
+    # found by meaning once that is done.
+    page.wait_for_selector("[data-testid=sample-meaning-note][data-state=ready]", timeout=600_000)
     # Toasts come and go (a badge may arrive a moment later): keep them out of the picture.
     page.evaluate("() => { document.querySelector('[data-testid=toasts]').style.display = 'none'; }")
     sample = out / f"sample-library-{lang}.png"

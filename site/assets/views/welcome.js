@@ -54,11 +54,11 @@ var QuireWelcome = (function () {
           return h('li', null, h('button', { type: 'button', class: 'link', testid: 'sample-question',
             onclick: function () { runIn('ask', 'chat-input', text); } }, label[0], h('span', { lang: info.languages[i] }, text), label[1]),
             other ? h('span', { class: 'small muted' }, ' ', (info.languages[i] === 'de' ? t('(German document)') : t('(English document)'))) : null);
-        }).concat([
+        }).concat(info.meaning ? [meaningTry(info.meaning)] : []).concat([
           h('li', null, h('button', { type: 'button', class: 'link', testid: 'sample-search',
             onclick: function () { runIn('search', 'search-input', info.search); } }, t('Search for “{words}”', { words: info.search }))),
           h('li', null, quiz),
-        ]).concat(info.meaning ? [meaningTry(info.meaning)] : [])));
+        ])));
   }
 
   /* The question only meaning-based search answers, with what it takes: the note follows the
