@@ -99,9 +99,12 @@ def test_writes_wait_one_step_a_reload_resumes_and_keywords_only_turns_it_off(br
     log = PageLog()
     context = browser.new_context()
     context.add_init_script(NEWS)
-    page = open_page(context, serve(built_dist).url, log)
+    page = open_page(context, serve(built_dist).url + "#library", log)
     page.evaluate(NOTES, N)
     page.wait_for_function("() => window.__news.some(n => n.state === 'running' && n.done > 0)")
+    # Where Train was pressed, one line says how far the embedding is, with Cancel.
+    page.wait_for_selector("[data-testid=library-embedding]:not([hidden])")
+    assert f"of {N} passages" in page.text_content("[data-testid=library-embedding-text]")
     # A rename waits for the step under way, not for the whole run: the run is still going when it
     # is answered (each step is its own engine call; the writer lock serves calls in order).
     during = page.evaluate("""async () => { const s = (await quire.sources()).find(x => x.name === 'note-3.md');
@@ -114,8 +117,9 @@ def test_writes_wait_one_step_a_reload_resumes_and_keywords_only_turns_it_off(br
     assert found["last"]["state"] == "running" and found["last"]["done"] < N, found["last"]
     assert found["hits"] and any(h["dense_rank"] is not None for h in found["hits"]), found["hits"][:3]
     # Cancel keeps what was embedded; a reload resumes with the rest, without redoing any.
-    page.evaluate("quire.stopEmbedding()")
+    page.click("[data-testid=library-embedding-cancel]")
     page.wait_for_function(ENDED)
+    page.wait_for_selector("[data-testid=library-embedding]", state="hidden")
     stopped = [n for n in page.evaluate("window.__news") if n["state"] != "running"][0]
     assert stopped["state"] == "stopped", stopped
     before = page.evaluate("quire.embeddingStatus()")

@@ -31,6 +31,7 @@
     list = h('div', { testid: 'source-list', class: 'source-list' });
     welcomeBox = h('div', { class: 'welcome-box' });
     stageNote = h('p', { class: 'muted stage-progress', role: 'status', testid: 'stage-progress', hidden: true });
+    embedNote = h('p', { class: 'muted embed-progress', role: 'status', testid: 'library-embedding', hidden: true });
     tableTools();
 
     root.append(
@@ -54,6 +55,7 @@
           } }, t('Add page')))),
         stageNote),
       trainBox,
+      embedNote,
       tools,
       list,
       h('div', { class: 'danger-zone' }, h('button', { type: 'button', class: 'danger', testid: 'erase-all', onclick: QuireLibraryIO.confirmErase }, t('Erase all knowledge…'))));
@@ -63,6 +65,29 @@
     document.addEventListener('quire:sample-changed', ifShown);
     document.addEventListener('quire:ready', ifShown);
     document.addEventListener('quire:erased', function () { if (!training) { QuireUI.clear(trainBox); trainBox.hidden = true; } });
+    document.addEventListener('quire:embedding', embedding);
+  }
+
+  /* After Train the tab embeds the new passages for meaning-based search (api.js): where Train was
+   * pressed, one line says how far it is, with Cancel; a failure says why. */
+  var embedNote;
+  function embedding(e) {
+    var d = e.detail;
+    if (d.state === 'running') {
+      var text = t('Adding meaning vectors in this browser: {done} of {total}', { done: d.done, total: QuireUI.plural(d.total, 'passage') }) +
+        (d.eta_s ? ', ' + t('about {s} s left', { s: d.eta_s }) : '') + '. ';
+      if (!embedNote.firstChild || embedNote.hidden) {
+        QuireUI.fill(embedNote, h('span', { testid: 'library-embedding-text' }), ' ',
+          h('button', { type: 'button', class: 'link', testid: 'library-embedding-cancel', onclick: q.stopEmbedding }, t('Cancel')));
+      }
+      embedNote.firstChild.textContent = text;
+      embedNote.hidden = false;
+    } else if (d.state === 'failed') {
+      QuireUI.fill(embedNote, h('span', { testid: 'library-embedding-text' }, QuireI18n.engine(d.error)));
+      embedNote.hidden = false;
+    } else {
+      embedNote.hidden = true;
+    }
   }
 
   function add(items) {
