@@ -41,6 +41,7 @@ PAGE_SETTINGS = "page.localStorage"
 PAGE_SERVER = "quire.llm.url"  # csp.js opens connect-src to this origin (the chat server)
 PAGE_EMBED_SERVER = "quire.llm.embed_url"  # ... and to this one (the embedding server)
 PAGE_URL_FETCH = "quire.allowUrlFetch"  # '1' opens connect-src to every http(s) host
+PAGE_EMBED_TAB = "quire.embed.tab"  # 'off': meaning-based search chose "None (keywords only)" (api.js embedInTab)
 
 
 def _origin(url: Any) -> str:
@@ -124,8 +125,8 @@ def page_settings(theirs: Any, ours: Mapping[str, str] | None = None) -> tuple[d
     """``(localStorage entries the page may apply, messages)`` from a vault's page settings.
 
     >>> page_settings({"quire.llm.url": "http://evil.invalid:8080/", "quire.maxFileMB": "300",
-    ...                "quire.allowUrlFetch": "1"})[0]
-    {'quire.maxFileMB': '300'}
+    ...                "quire.allowUrlFetch": "1", "quire.embed.tab": "off"})[0]
+    {'quire.embed.tab': 'off', 'quire.maxFileMB': '300'}
     """
     ignored: list[str] = []
     kept: dict[str, str] = {}
@@ -143,6 +144,9 @@ def page_settings(theirs: Any, ours: Mapping[str, str] | None = None) -> tuple[d
             if value == "1" and ours.get(PAGE_URL_FETCH) != "1":
                 ignored.append("The vault would switch on adding web pages by address; it stays off "
                                "(switch it on yourself in Settings if you want it).")
+        elif key == PAGE_EMBED_TAB:
+            if value == "off":  # a preference, nothing sent anywhere: kept as the person left it
+                kept[key] = value
         elif key == "quire.maxFileMB":
             if value.isdigit() and MAX_FILE_MB[0] <= int(value) <= MAX_FILE_MB[1]:
                 kept[key] = value

@@ -63,6 +63,11 @@
    * may change what they read, ends the sharing, and so does a change from another tab. */
   var shared = {};
   document.addEventListener('quire:library-changed', function () { shared = {}; });
+  // Calls that read something else and change nothing the shared reads return: they keep the
+  // sharing (a view asking for the model status or the embedding status at start-up would
+  // otherwise make the next view read the source list again, at the same time).
+  var READS = { embeddingStatus: 1, waitForLazy: 1, llmStatus: 1, llmSettings: 1, librarySettings: 1, studySets: 1,
+    usage: 1, storageWatch: 1, search: 1, passage: 1, chunks: 1 };
 
   function post(id, method, args, opts) {
     return new Promise(function (resolve, reject) {
@@ -79,7 +84,7 @@
   function call(method, args, opts) {
     opts = opts || {};
     var key = opts.share ? method + ' ' + JSON.stringify(args || []) : null;
-    if (!key) shared = {};
+    if (!key) { if (!READS[method]) shared = {}; }
     else if (shared[key]) return shared[key];
     var id = nextId++;
     var promise = opts.now ? post(id, method, args, opts)
