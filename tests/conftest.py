@@ -294,3 +294,14 @@ def wait_ready(page) -> dict:
 def copy_dist(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
     return dst
+
+
+def bundle_url(where: str, built_dist: Path, serve, tmp_path: Path) -> tuple[str, str | None]:
+    """``(url, origin)`` of the bundle served over http (``where`` "http") or copied to a folder
+    and opened from disk ("file", origin None): what the bundle's own requests may go to."""
+    from urllib.parse import urlparse
+
+    if where == "http":
+        url = serve(built_dist).url
+        return url, "{0.scheme}://{0.netloc}".format(urlparse(url))
+    return (copy_dist(built_dist, tmp_path / "dist") / "index.html").as_uri(), None

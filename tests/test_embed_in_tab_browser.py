@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import PageLog, copy_dist, wait_ready
+from conftest import PageLog, bundle_url, wait_ready
 from embedder_texts import GUIDE, SAMPLE_JS, SAMPLE_QUESTION, check_sample
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedder]
@@ -41,11 +41,7 @@ def search(page, question=SAMPLE_QUESTION):
 @pytest.mark.parametrize("where", ["http", "file"])
 def test_a_german_question_finds_the_english_guide_with_the_tabs_own_vectors(where, browser, built_dist, serve, tmp_path):
     log = PageLog()
-    if where == "http":
-        url = serve(built_dist).url
-        origin = "{0.scheme}://{0.netloc}".format(urlparse(url))
-    else:
-        url, origin = (copy_dist(built_dist, tmp_path / "dist") / "index.html").as_uri(), None
+    url, origin = bundle_url(where, built_dist, serve, tmp_path)
     context = browser.new_context()
     context.add_init_script(NEWS)
     requests = []

