@@ -48,11 +48,10 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def built_dist(tmp_path_factory) -> Path:
-    """One build of the bundle for the whole run, never written into the working tree.  Under
-    pytest-xdist (tests/run.py runs two workers) the first worker to ask builds it into the run's
-    shared folder while the others wait on a lock; every test copies what it changes."""
+def shared_build(tmp_path_factory, name: str, args: list[str]) -> Path:
+    """One build of the bundle with ``args`` for the whole run, never written into the working
+    tree.  Under pytest-xdist (tests/run.py runs two workers) the first worker to ask builds it
+    into the run's shared folder while the others wait on a lock; every test copies what it changes."""
     sys.path.insert(0, str(ROOT))
     import fcntl
 
@@ -61,14 +60,39 @@ def built_dist(tmp_path_factory) -> Path:
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the run's folder, above each worker's own
-    dist = shared / "build" / "dist"
-    with open(shared / "build.lock", "w") as lock:
+    dist = shared / name / "dist"
+    with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (shared / "build" / "built").exists():
+        if not (shared / name / "built").exists():
             dist.parent.mkdir(exist_ok=True)
-            assert build.main(["--dist", str(dist)]) == 0, "build.py failed; see its output above"
-            (shared / "build" / "built").write_text("ok")
+            assert build.main(["--dist", str(dist), *args]) == 0, "build.py failed; see its output above"
+            (shared / name / "built").write_text("ok")
     return dist
+
+
+# What a teacher who wants the smallest bundle builds: no OCR, no voice, no in-tab embedder.
+LEAN_BUILD = ["--no-ocr", "--no-voice", "--no-embedder"]
+
+
+@pytest.fixture(scope="session")
+def built_dist(tmp_path_factory) -> Path:
+    """The whole bundle, as ``python3 build.py`` makes it."""
+    return shared_build(tmp_path_factory, "build", [])
+
+
+@pytest.fixture(scope="session")
+def lean_dist(tmp_path_factory) -> Path:
+    """The bundle built with LEAN_BUILD, once for the run: the tests of each part's absence
+    (OCR, voice, the embedder) share it instead of building their own."""
+    return shared_build(tmp_path_factory, "lean", LEAN_BUILD)
+
+
+def pack_bytes(dist: Path, part: str) -> int:
+    """Bytes of the files under ``assets/pack/<part>/`` (a part the build may leave out), per the manifest."""
+    import json
+
+    files = json.loads((dist / "manifest.json").read_text())["files"]
+    return sum(f["size"] for name, f in files.items() if name.startswith(f"assets/pack/{part}/"))
 
 
 class StaticServer:

@@ -7,17 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, copy_dist, wait_ready, wait_until, with_test_hooks
-from engines import ENGINES, missing, open_engine
+from conftest import CHROMIUM, CHROMIUM_ARGS, LEAN_BUILD, copy_dist, wait_ready, wait_until, with_test_hooks
+
+from boot_probes import CALLS_WHILE_LOADING, NUMPY_LIBS_NOT_LINKED_AHEAD
 
 pytestmark = pytest.mark.browser
 
 NUMPY_PROBE = "import numpy as np\nfloat(np.linalg.norm(np.array([3.0, 4.0])) + np.arange(10).sum())"
-NUMPY_LIBS_NOT_LINKED_AHEAD = """
-import pyodide_js
-linked = set(pyodide_js._module.preloadedWasm.object_keys())
-[name for name in pyodide_js._module.LDSO.loadedLibsByName.object_keys() if "/numpy/" in name and name not in linked]
-"""
 DENSE_PROBE = """
 import numpy as np
 from quire.retrieval import kernels
@@ -107,29 +103,6 @@ def test_scikit_learn_loads_only_once_study_asks_for_it(context, built_dist, ser
     assert_clean(page_log)
 
 
-# The page keeps calling the engine while scikit-learn loads, as a person clicking about does,
-# and one call never settles (a model that never answers); returns when each call was answered
-# and the engine's marks, or why it gave up.
-CALLS_WHILE_LOADING = """async () => {
-    await quire.ready;
-    quire.run('import asyncio\\nawait asyncio.Future()');  // never settles
-    let loaded = false;
-    const sklearn = quire.sklearnReady.then(() => { loaded = true; });
-    const answered = [];
-    const calling = (async () => {
-        while (!loaded) {
-            await quire.sources();
-            answered.push(performance.now());
-            await new Promise(r => setTimeout(r, 400));
-        }
-    })();
-    const gaveUp = new Promise(r => setTimeout(() => r('scikit-learn still loading after 300 s'), 300000));
-    const why = await Promise.race([sklearn.then(() => null), gaveUp]);
-    await calling;
-    return {why, answered, marks: quire.status().marks};
-}"""
-
-
 def test_scikit_learn_loads_in_steps_beside_calls_and_a_call_that_never_settles(context, built_dist, serve, page_log):
     """scipy and scikit-learn took the engine's thread for 4 s on a quiet machine and 16-27 s on
     a busy one, in one piece, so a passage clicked meanwhile opened that much later.  They now load
@@ -149,35 +122,6 @@ def test_scikit_learn_loads_in_steps_beside_calls_and_a_call_that_never_settles(
     page.wait_for_function("() => window.quire.status().marks['sklearn-imported']")
     assert page.evaluate("(s) => window.quire.run(s)", "import sys; 'sklearn.cluster' in sys.modules") is True
     assert_clean(page_log)
-
-
-@pytest.mark.parametrize("mode", ["http", "file"])
-@pytest.mark.parametrize("name", ENGINES)
-def test_firefox_and_webkit_boot_the_fast_way_and_load_scikit_learn(name, mode, built_dist, serve, tmp_path):
-    """Firefox ESR and WebKitGTK start from the snapshot with numpy's libraries compiled ahead
-    (WebKit spent 0.9-6 s on synchronous compiles in the middle of `import numpy`), and with no
-    the page calling now and then and one call that never settles, scikit-learn finishes loading
-    in the background (in WebKit it once never did: the model-status probe never settled, so the
-    engine was never quiet)."""
-    why = missing(name)
-    if why:
-        pytest.fail(f"{name} is needed here and is missing: {why}")
-    url = serve(built_dist).url if mode == "http" else (built_dist / "index.html").as_uri()
-    with open_engine(name, tmp_path) as b:
-        b.goto(with_test_hooks(url))
-        status = b.wait_ready()
-        assert status["mode"] == mode and "snapshot-restored" in status["marks"]
-        assert status["versions"]["dense_kernel"] == "wasm-simd"
-        assert status["marks"]["dynlibs-linked"] <= status["marks"]["numpy-imported"]
-        # scikit-learn loads in steps between the page's calls, beside one that never settles.
-        out = b.run(CALLS_WHILE_LOADING)
-        assert out["why"] is None, out
-        assert b.run("async () => quire.sklearnReady").startswith("1.6.1")
-        imports = sorted(v for k, v in out["marks"].items() if k.startswith("imported "))
-        loads = sorted(v for k, v in out["marks"].items() if k.startswith("loaded "))
-        assert len(imports) >= 10 and [t for t in out["answered"] if loads[0] < t < imports[-1]], out
-        assert "other-dynlibs-linked" in out["marks"]
-        assert b.run("async (s) => quire.run(s)", NUMPY_LIBS_NOT_LINKED_AHEAD) == []
 
 
 def test_boots_from_disk_with_no_server(context, built_dist, tmp_path, page_log):
@@ -228,7 +172,7 @@ def test_a_bundle_built_without_node_boots_the_ordinary_way(context, tmp_path, p
     import build
 
     dist = tmp_path / "dist"
-    assert build.main(["--dist", str(dist), "--no-ocr", "--no-precompile"]) == 0
+    assert build.main(["--dist", str(dist), *LEAN_BUILD, "--no-precompile"]) == 0
     bundle = json.loads((dist / "assets/bundle.js").read_text().removeprefix("self.QUIRE_BUNDLE = ").rstrip().rstrip(";"))
     assert bundle["snapshot"] is None
     page = open_page(context, (dist / "index.html").as_uri(), page_log)

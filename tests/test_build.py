@@ -15,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import build  # noqa: E402
+from conftest import LEAN_BUILD  # noqa: E402
 from quire_build import common, downloads, precompile  # noqa: E402
 from quire_build import images as file_images  # noqa: E402
 from quire_build import runtime as runtime_step, wheel as wheel_step  # noqa: E402
@@ -208,8 +209,8 @@ def test_scanner_finds_an_external_url(tmp_path):
 def test_same_inputs_give_the_same_bytes(tmp_path):
     """Two builds in a row (not against the session build, so editing sources mid-run is harmless)."""
     first, again = tmp_path / "one", tmp_path / "two"
-    assert build.main(["--dist", str(first), "--no-ocr"]) == 0
-    assert build.main(["--dist", str(again), "--no-ocr"]) == 0
+    assert build.main(["--dist", str(first), *LEAN_BUILD]) == 0
+    assert build.main(["--dist", str(again), *LEAN_BUILD]) == 0
     manifest = (first / "manifest.json").read_bytes()
     assert (again / "manifest.json").read_bytes() == manifest
     for name in json.loads(manifest)["files"]:

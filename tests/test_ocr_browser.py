@@ -227,9 +227,8 @@ def test_cancel_keeps_finished_pages_and_resume_reads_the_rest(context, ocr_dist
 
 
 @browser
-def test_a_bundle_built_without_ocr_says_so(context, tmp_path, serve, page_log):
-    dist = tmp_path / "small"
-    assert build.main(["--dist", str(dist), "--no-ocr"]) == 0
+def test_a_bundle_built_without_ocr_says_so(context, lean_dist, serve, page_log):
+    dist = lean_dist  # built with --no-ocr (tests/conftest.py)
     assert not list((dist / "assets" / "pack").glob("ocr/*"))
     page = open_quire(context, serve(dist).url, page_log)
     out = page.evaluate("""() => QuireOCR.ocrPdf(new Uint8Array(8), null, {}).then(

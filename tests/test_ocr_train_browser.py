@@ -6,7 +6,6 @@ import base64
 
 import pytest
 
-import build
 from conftest import wait_ready
 
 pytestmark = pytest.mark.browser
@@ -68,10 +67,8 @@ def test_only_pages_without_text_are_read_and_cancel_resumes(context, built_dist
     assert sorted(source["ocr_pages"], key=int) == ["1", "2", "3", "5", "6"] and source["needs_ocr_pages"] == []
 
 
-def test_without_ocr_in_the_build_scans_stay_marked_and_the_page_says_so(context, tmp_path, serve, pdf_dir, page_log):
-    dist = tmp_path / "dist"
-    assert build.main(["--dist", str(dist), "--no-ocr"]) == 0
-    server = serve(dist)
+def test_without_ocr_in_the_build_scans_stay_marked_and_the_page_says_so(context, lean_dist, serve, pdf_dir, page_log):
+    server = serve(lean_dist)  # built with --no-ocr (tests/conftest.py)
     page = open_page(context, server.url + "#settings", page_log)
     assert "OCR is not included" in page.get_by_test_id("ocr-note").inner_text()
     page.evaluate(STAGE, ["c02-22.pdf", b64(pdf_dir / SCANS / "c02-22.pdf")])

@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, PageLog, copy_dist, wait_ready
+from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, PageLog, copy_dist, pack_bytes, wait_ready
 from ollama_server import OllamaStub
 import voice_clips
 
@@ -322,15 +322,12 @@ def test_escape_cancels_recording(playwright_instance, built_dist, serve, tmp_pa
         browser.close()
 
 
-def test_no_voice_build_hides_the_microphone_and_about_says_why(playwright_instance, built_dist, serve, tmp_path, capsys):
-    import build
-    dist = tmp_path / "dist"
-    assert build.main(["--dist", str(dist), "--no-voice"]) == 0
-    with_voice = json.loads((built_dist / "manifest.json").read_text())["total_bytes"]
-    without = json.loads((dist / "manifest.json").read_text())["total_bytes"]
+def test_no_voice_build_hides_the_microphone_and_about_says_why(playwright_instance, built_dist, lean_dist):
+    dist = lean_dist  # built with --no-voice (tests/conftest.py)
+    size = pack_bytes(built_dist, "voice")
     assert not list((dist / "assets" / "pack").glob("voice/*"))
-    print(f"bundle with voice {with_voice / 1e6:.1f} MB, without {without / 1e6:.1f} MB")
-    assert 25e6 < with_voice - without < 40e6
+    print(f"voice's part of the bundle: {size / 1e6:.1f} MB")
+    assert 25e6 < size < 40e6
     browser = playwright_instance.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     try:
         page = browser.new_page()
