@@ -76,7 +76,9 @@ def trained(b) -> list:
 @pytest.mark.parametrize("mode", ["http", "file"])
 @pytest.mark.parametrize("name", ENGINES)
 def test_library_journey(name, mode, server, built_dist, tmp_path):
-    """Boot, stage a PDF, a DOCX and a scan, Train, find each on its page, Ask without a model."""
+    """Boot, stage a PDF, a DOCX and a scan, Train, find each on its page, Ask without a model;
+    then, from disk, every study tool, and over http, a vault into a fresh profile.  One session
+    for each because starting the browser and the engine is most of a check's time."""
     engine_ok(name)
     with open_engine(name, tmp_path) as b:
         b.goto(url_of(mode, server, built_dist))
@@ -100,72 +102,71 @@ def test_library_journey(name, mode, server, built_dist, tmp_path):
         badge = b.wait("(() => { const el = document.querySelector('[data-testid=llm-badge]'); "
                        "return el && !el.hidden && el.dataset.state !== 'unknown' && [el.dataset.state, el.textContent.trim()]; })()")
         assert badge[0] == "not_running", badge
+        if mode == "file":  # the USB-stick way: the study tools, their packs read from disk
+            study_tools(b)
+        else:  # a vault, exported here, imports into a fresh profile (below)
+            vault = export_vault(b)
+    if mode == "http":
+        import_vault_into_a_fresh_profile(name, vault, server, tmp_path / "fresh")
 
 
-@pytest.mark.parametrize("name", ENGINES)
-def test_study_tools_quiz_flashcards_mindmap_workshop(name, server, built_dist, tmp_path):
+def study_tools(b) -> None:
     """scikit-learn loads (it never did in WebKit), a quiz is made, answered and scored, a
     flashcard is reviewed and rescheduled, a mind map is drawn and a workshop lesson opens."""
-    engine_ok(name)
-    with open_engine(name, tmp_path) as b:
-        b.goto(server.url)
-        b.wait_ready()
-        trained(b)
-        assert b.run("async () => quire.sklearnReady").startswith("1.")
-        quiz = b.run("async () => quire.generate('quiz', {count: 3, offline: true})")
-        assert len(quiz["items"]) == 3 and quiz["made_without_ai"]
-        correct, score = b.run("""async (id) => { let s = await quire.quizRestart(id); const out = [];
-            while (s.current) { s = await quire.quizAnswer(id, s.current.answer); out.push(s.correct); }
-            return [out, s.score]; }""", quiz["id"])
-        assert correct == [True] * 3 and (score["correct"], score["total"]) == (3, 3), json.dumps(score)
-        deck = b.run("async () => quire.generate('flashcards', {count: 3, offline: true})")
-        review = b.run("async (id) => quire.review(id)", deck["id"])
-        card = review["cards"][0]
-        assert set(card["intervals"]) == {"again", "hard", "good", "easy"}
-        b.run("async (d, c) => quire.rate(d, c, 'good')", deck["id"], card["id"])
-        after = b.run("async (id) => quire.review(id)", deck["id"])
-        assert card["id"] not in [c["id"] for c in after["cards"]]  # rated: no longer due
-        # The flashcard player: its rating buttons are on screen and not covered.
-        b.run("async (id) => { location.hash = '#study'; document.dispatchEvent(new CustomEvent('quire:open-set', {detail: {id}})); }",
-              deck["id"])
-        b.wait("document.querySelector('[data-testid=flash-show]')")
-        b.js("document.querySelector('[data-testid=flash-show]').click()")
-        covered = b.wait("""(() => { const bs = [...document.querySelectorAll('[data-testid^=rate-]')];
-            if (bs.length < 4 || bs.some(el => !el.getBoundingClientRect().height)) return null;
-            bs[0].scrollIntoView({block: 'center'});
-            return bs.map(el => { const r = el.getBoundingClientRect();
-              const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
-              return [el.dataset.testid, !!top && el.contains(top)]; }); })()""")
-        assert all(visible for _, visible in covered), covered
-        # A mind map, drawn and fitted in its frame, and a workshop lesson opened in its player.
-        mindmap = b.run("async () => quire.generate('mindmap', {offline: true})")
-        b.run("async (id) => { document.dispatchEvent(new CustomEvent('quire:open-set', {detail: {id}})); }", mindmap["id"])
-        nodes = b.wait("document.querySelector('[data-testid=mindmap-svg][data-fitted]') && "
-                       "[...document.querySelectorAll('[data-testid=mm-node]')].filter(n => n.getBoundingClientRect().width > 0).length")
-        assert nodes > 3
-        workshop = b.run("async () => quire.generate('workshop', {count: 3, offline: true})")
-        modules = workshop["items"] if "items" in workshop else workshop["outline"]
-        assert modules, workshop.keys()
-        lesson = b.run("async (id) => quire.openLesson(id, 0, 0)", workshop["id"])
-        assert lesson, "the first lesson opens"
+    assert b.run("async () => quire.sklearnReady").startswith("1.")
+    quiz = b.run("async () => quire.generate('quiz', {count: 3, offline: true})")
+    assert len(quiz["items"]) == 3 and quiz["made_without_ai"]
+    correct, score = b.run("""async (id) => { let s = await quire.quizRestart(id); const out = [];
+        while (s.current) { s = await quire.quizAnswer(id, s.current.answer); out.push(s.correct); }
+        return [out, s.score]; }""", quiz["id"])
+    assert correct == [True] * 3 and (score["correct"], score["total"]) == (3, 3), json.dumps(score)
+    deck = b.run("async () => quire.generate('flashcards', {count: 3, offline: true})")
+    review = b.run("async (id) => quire.review(id)", deck["id"])
+    card = review["cards"][0]
+    assert set(card["intervals"]) == {"again", "hard", "good", "easy"}
+    b.run("async (d, c) => quire.rate(d, c, 'good')", deck["id"], card["id"])
+    after = b.run("async (id) => quire.review(id)", deck["id"])
+    assert card["id"] not in [c["id"] for c in after["cards"]]  # rated: no longer due
+    # The flashcard player: its rating buttons are on screen and not covered.
+    b.run("async (id) => { location.hash = '#study'; document.dispatchEvent(new CustomEvent('quire:open-set', {detail: {id}})); }",
+          deck["id"])
+    b.wait("document.querySelector('[data-testid=flash-show]')")
+    b.js("document.querySelector('[data-testid=flash-show]').click()")
+    covered = b.wait("""(() => { const bs = [...document.querySelectorAll('[data-testid^=rate-]')];
+        if (bs.length < 4 || bs.some(el => !el.getBoundingClientRect().height)) return null;
+        bs[0].scrollIntoView({block: 'center'});
+        return bs.map(el => { const r = el.getBoundingClientRect();
+          const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+          return [el.dataset.testid, !!top && el.contains(top)]; }); })()""")
+    assert all(visible for _, visible in covered), covered
+    # A mind map, drawn and fitted in its frame, and a workshop lesson opened in its player.
+    mindmap = b.run("async () => quire.generate('mindmap', {offline: true})")
+    b.run("async (id) => { document.dispatchEvent(new CustomEvent('quire:open-set', {detail: {id}})); }", mindmap["id"])
+    nodes = b.wait("document.querySelector('[data-testid=mindmap-svg][data-fitted]') && "
+                   "[...document.querySelectorAll('[data-testid=mm-node]')].filter(n => n.getBoundingClientRect().width > 0).length")
+    assert nodes > 3
+    workshop = b.run("async () => quire.generate('workshop', {count: 3, offline: true})")
+    modules = workshop["items"] if "items" in workshop else workshop["outline"]
+    assert modules, workshop.keys()
+    lesson = b.run("async (id) => quire.openLesson(id, 0, 0)", workshop["id"])
+    assert lesson, "the first lesson opens"
 
 
-@pytest.mark.parametrize("name", ENGINES)
-def test_vault_into_a_fresh_profile(name, server, built_dist, tmp_path):
-    """A vault exported in one profile imports into a fresh one, with its passages searchable."""
-    engine_ok(name)
-    with open_engine(name, tmp_path / "one") as b:
-        b.goto(server.url)
-        b.wait_ready()
-        trained(b)
-        size = b.run("""async () => { const f = await quire.exportVault(); const u8 = new Uint8Array(await f.arrayBuffer());
-            let s = ''; for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000));
-            window.vault = [f.name, btoa(s)]; return window.vault[1].length; }""")
-        # In pieces: WebKitWebDriver could not parse a script result of several megabytes (CI).
-        vault = [b.run("async () => window.vault[0]"),
-                 "".join(b.run("async (i, n) => window.vault[1].slice(i, i + n)", i, PIECE) for i in range(0, size, PIECE))]
+def export_vault(b) -> list[str]:
+    """The library as a vault file: [its name, its bytes in base64]."""
+    size = b.run("""async () => { const f = await quire.exportVault(); const u8 = new Uint8Array(await f.arrayBuffer());
+        let s = ''; for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000));
+        window.vault = [f.name, btoa(s)]; return window.vault[1].length; }""")
+    # In pieces: WebKitWebDriver could not parse a script result of several megabytes (CI).
+    vault = [b.run("async () => window.vault[0]"),
+             "".join(b.run("async (i, n) => window.vault[1].slice(i, i + n)", i, PIECE) for i in range(0, size, PIECE))]
     assert vault[0].endswith(".quire") and len(vault[1]) == size > 1000
-    with open_engine(name, tmp_path / "two") as b:
+    return vault
+
+
+def import_vault_into_a_fresh_profile(name, vault, server, profile) -> None:
+    """The vault imports into a fresh profile, with its passages searchable."""
+    with open_engine(name, profile) as b:
         b.goto(server.url)
         b.wait_ready()
         assert b.run("async () => (await quire.sources()).length") == 0
