@@ -114,20 +114,41 @@ NOTES = """n => quire.stage(Array.from({length: n}, (_, i) => ({name: 'note-' + 
   text: '# Note ' + i + '\\nRocks and rivers, part ' + i + ': basalt cools quickly, granite slowly, and rivers carry sand.'})))
   .then(() => quire.train())"""
 N = 40  # five steps of eight passages (site/assets/api.js STEP)
+# Holds the second batch of passages the tab embeds (the first one also loads the model) until
+# window.__held.release() is called.
+HOLD = """() => { const embed = QuireEmbedder.embed; let batches = 0; window.__held = null;
+  QuireEmbedder.embed = function (texts, kind, opts) {
+    if (kind !== 'passage' || ++batches !== 2) return embed.apply(QuireEmbedder, arguments);
+    return new Promise(r => { window.__held = {release: r}; }).then(() => embed.call(QuireEmbedder, texts, kind, opts));
+  }; }"""
+# A rename while the batch is held: 'renamed' once answered, 'waited' if it had to wait for the lock.
+RENAME_WHILE_HELD = """async () => { const s = (await quire.sources()).find(x => x.name === 'note-5.md');
+  return new Promise(resolve => { quire._call('setCategory', [s.id, 'Held'], {onEvent: e => {
+      if (String(e.stage || '').startsWith('waiting')) resolve('waited: ' + e.message); }})
+    .then(() => resolve('renamed'), e => resolve('failed: ' + e.message)); }); }"""
 
 
-def test_writes_wait_one_step_a_reload_resumes_and_keywords_only_turns_it_off(browser, built_dist, serve):
+def test_writes_never_wait_for_the_embedding_a_reload_resumes_and_keywords_only_turns_it_off(browser, built_dist, serve):
     log = PageLog()
     context = browser.new_context()
     context.add_init_script(NEWS)
     page = open_page(context, serve(built_dist).url + "#library", log)
+    # The second batch of passages is held in the page until the test lets it go, so the test can
+    # act while the tab is embedding, however fast or slow the machine.
+    page.evaluate(HOLD)
     page.evaluate(NOTES, N)
+    page.wait_for_function("() => window.__held")
+    # Meanwhile nothing holds the writer lock: a rename asked now is answered now, without ever
+    # "waiting" (before, each step was one engine call holding the lock for its seconds of embedding).
+    renamed = page.evaluate(RENAME_WHILE_HELD)
+    assert renamed == "renamed", renamed
+    page.evaluate("window.__held.release()")
     page.wait_for_function("() => window.__news.some(n => n.state === 'running' && n.done > 0)")
     # Where Train was pressed, one line says how far the embedding is, with Cancel.
     page.wait_for_selector("[data-testid=library-embedding]:not([hidden])")
     assert f"of {N} passages" in page.text_content("[data-testid=library-embedding-text]")
-    # A rename waits for the step under way, not for the whole run: the run is still going when it
-    # is answered (each step is its own engine call; the writer lock serves calls in order).
+    # A rename waits at most for a step's store, not for the run: the run is still going when it is
+    # answered.
     during = page.evaluate("""async () => { const s = (await quire.sources()).find(x => x.name === 'note-3.md');
       await quire.setCategory(s.id, 'Rocks'); return window.__news[window.__news.length - 1]; }""")
     assert during["state"] == "running" and during["done"] < N, during

@@ -179,3 +179,45 @@ def test_without_a_tab_embedder_or_a_model_search_stays_keyword_only():
         assert hits[0]["source"] == "rocks.md" and hits[0]["dense_rank"] is None
 
     run(go())
+
+
+def test_the_page_embeds_between_a_read_and_a_short_write_that_leaves_out_what_changed_meanwhile():
+    """The page's background steps (site/assets/api.js): embedNext names passages (a read), the page
+    embeds them with no lock held, embedAdd stores them.  A passage removed meanwhile, vectors of
+    another model, and vectors already in the cache are each handled, and the steps end with
+    nothing missing."""
+    async def go():
+        tab, store = FakeTab(), MemoryStore()
+        q, _ = await trained(tab, store)
+        total = q.library.index.n_chunks
+        first = await q.embedder.next_missing(2)
+        assert first["model"] == IDENTITY and first["missing"] == total and first["cached"] == []
+        assert [p["chunk_id"] for p in first["todo"]] == q.library.index.missing_vectors()[:2]
+        made = await tab.embed([p["text"] for p in first["todo"]], "passage")
+        ids, hashes = [p["chunk_id"] for p in first["todo"]], [p["hash"] for p in first["todo"]]
+        # Another model chosen meanwhile: nothing stored.
+        stale = await q.embedder.add_vectors("other-model", ids, hashes, made, [])
+        assert stale["stale"] and stale["done"] == 0 and q.embedder.status()["missing"] == total
+        r = await q.embedder.add_vectors(IDENTITY, ids, hashes, made, [])
+        assert (r["done"], r["embedded"], r["cached"], r["remaining"]) == (2, 2, 0, total - 2)
+        # The next passages; their source is removed before the vectors come back: left out.
+        nxt = await q.embedder.next_missing(8)
+        assert len(nxt["todo"]) == total - 2 and not set(ids) & {p["chunk_id"] for p in nxt["todo"]}
+        rocks = [s["id"] for s in q.sources() if s["name"] == "rocks.md"][0]
+        await q.remove(rocks)
+        vectors = await tab.embed([p["text"] for p in nxt["todo"]], "passage")
+        r = await q.embedder.add_vectors(IDENTITY, [p["chunk_id"] for p in nxt["todo"]],
+                                         [p["hash"] for p in nxt["todo"]], vectors, [])
+        left = q.library.index.n_chunks
+        assert r["done"] == left - 2 < total - 2 and r["remaining"] == 0, r
+        # Every live passage has its vector; a new engine on the store finds them all cached.
+        assert all(q.library.index.vector_of(c) is not None for c in q.library.index.live_ids())
+        again = await Quire.open(store)
+        again.llm.tab = tab
+        again.library.index.clear_vectors()
+        cached = await again.embedder.next_missing(8)
+        assert cached["todo"] == [] and len(cached["cached"]) == left
+        r = await again.embedder.add_vectors(IDENTITY, [], [], [], cached["cached"])
+        assert (r["done"], r["cached"], r["remaining"]) == (left, left, 0)
+
+    run(go())

@@ -290,7 +290,8 @@
   /* After Train (and when a tab opens a library with passages still missing), the passages that
    * have no vector yet are embedded in the background when the vectors are made in this tab (no
    * embedding server): one run at a time, in steps of STEP passages, each its own engine call, so
-   * a rename or a removal (in this tab or another) waits for one step, not for the whole run.
+   * a rename or a removal (in this tab or another) waits only for a step's store, never for the
+   * embedding itself (which runs in this tab with no lock held).
    * The next Train stops it (and restarts it after), as does Cancel; a search meanwhile answers at
    * once, by keywords until its passages have vectors.  Its progress is the document event
    * quire:embedding ({state: 'running' | 'done' | 'stopped' | 'failed', done, total, eta_s, error}). */
@@ -309,19 +310,36 @@
     var signal = run.controller.signal;
     run.promise = q.embeddingStatus().then(function (st) {
       if (st.where !== 'tab' || !st.missing || signal.aborted) return null;
-      var total = st.missing, sum = { done: 0, embedded: 0, cached: 0 }, started = null, first = 0;
+      var total = st.missing, sum = { done: 0, embedded: 0, cached: 0 }, started = performance.now();
       embeddingNews({ state: 'running', done: 0, total: total, model: st.model });
+      // A step: the engine names the next passages (a read), this tab embeds them with no lock
+      // held (seconds), and the engine stores the vectors (a short write), so a rename or a
+      // removal meanwhile waits for that store only.
       function step() {
         if (signal.aborted) throw stopped();
-        return q.embed({ signal: signal, limit: STEP, onProgress: function (e) {
-          if (typeof e.done !== 'number') return;  // not the embedding's own news (waiting for the writer lock)
-          var done = Math.min(total, sum.done + e.done);
-          if (started === null) { started = performance.now(); first = done; }
-          var rate = (done - first) / Math.max(1, performance.now() - started);  // passages per ms
+        return q._call('embedNext', [STEP]).then(function (next) {
+          if (signal.aborted) throw stopped();
+          if (!next.todo.length && !next.cached.length) return null;
+          var texts = next.todo.map(function (p) { return p.text; });
+          var made = texts.length ? QuireEmbedder.embed(texts, 'passage', { signal: signal }) : Promise.resolve([]);
+          return made.then(function (vectors) {
+            var dim = vectors.length ? vectors[0].length : 0, data = new Float32Array(vectors.length * dim);
+            vectors.forEach(function (v, i) { data.set(v, i * dim); });
+            return q._call('embedAdd', [next.model, next.todo.map(function (p) { return p.chunk_id; }),
+              next.todo.map(function (p) { return p.hash; }), next.cached], { payload: new Uint8Array(data.buffer) });
+          }, function (err) {
+            if (err && err.kind === 'cancelled') throw stopped();
+            var e = new Error('The embedding in this browser failed: ' + (err && err.message || err));
+            e.kind = 'connection';
+            throw e;
+          });
+        }).then(function (r) {
+          if (!r || r.stale) return null;  // nothing left, or another model was chosen meanwhile
+          sum.done += r.done; sum.embedded += r.embedded; sum.cached += r.cached;
+          var done = Math.min(total, sum.done);
+          var rate = done / Math.max(1, performance.now() - started);  // passages per ms
           var eta = rate > 0 ? Math.round((total - done) / rate / 1000) : null;
           embeddingNews({ state: 'running', done: done, total: total, eta_s: eta, model: st.model });
-        } }).then(function (r) {
-          sum.done += r.done; sum.embedded += r.embedded; sum.cached += r.cached;
           return r.remaining > 0 && r.done > 0 ? step() : null;
         });
       }

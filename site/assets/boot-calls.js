@@ -66,7 +66,7 @@
   // Calls that read something else and change nothing the shared reads return: they keep the
   // sharing (a view asking for the model status or the embedding status at start-up would
   // otherwise make the next view read the source list again, at the same time).
-  var READS = { embeddingStatus: 1, waitForLazy: 1, llmStatus: 1, llmSettings: 1, librarySettings: 1, studySets: 1,
+  var READS = { embeddingStatus: 1, embedNext: 1, waitForLazy: 1, llmStatus: 1, llmSettings: 1, librarySettings: 1, studySets: 1,
     usage: 1, storageWatch: 1, search: 1, passage: 1, chunks: 1 };
 
   function post(id, method, args, opts) {

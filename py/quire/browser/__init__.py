@@ -48,7 +48,7 @@ _cancelled: set[int] = set()
 # Chat, study and progress writes touch only their own records and are not queued.
 WRITES = {name: "wait" for name in (
     "stage", "stageMany", "stageText", "reject", "train", "setCategory", "remove", "setForceOcr", "setOcrLanguage",
-    "setLanguage", "setKeepOriginals", "embed", "studyImport", "repairIndex", "mergeIndex")}
+    "setLanguage", "setKeepOriginals", "embed", "embedAdd", "studyImport", "repairIndex", "mergeIndex")}
 WRITES |= {"eraseAll": "cancel", "importVault": "cancel", "reloadLibrary": "shared"}
 
 

@@ -115,6 +115,79 @@ class Embedder:
             raise TrainCancelled(f"Embedding stopped after {done} of {len(todo)} passages; those are kept.")
         return result
 
+    def _missing(self, model: str) -> list[str]:
+        index = self.index
+        return index.missing_vectors() if index.dense_model == model else list(index.live_ids())
+
+    async def next_missing(self, limit: int) -> dict:
+        """The next ``limit`` passages without a vector of the current model, for the page to embed
+        with no lock held (the tab's embedding takes seconds a step; a rename must not wait for it):
+        ``{model, missing, todo: [{chunk_id, hash, text}], cached: [chunk_id]}``, where ``cached``
+        have their vector in the cache already.  Reads only: add_vectors checks it all again.
+
+        >>> import asyncio; from quire.app import Quire; from quire.store import MemoryStore
+        >>> q = asyncio.run(Quire.open(MemoryStore()))
+        >>> asyncio.run(q.embedder.next_missing(8))
+        Traceback (most recent call last):
+        quire.errors.LibraryError: Choose an embedding model in Settings first.
+        """
+        model = self.engine.llm.embed_identity
+        if not model:
+            raise LibraryError("Choose an embedding model in Settings first.")
+        await self.engine.library.vectors_ready()
+        missing = self._missing(model)
+        todo, cached, store = [], [], self.engine.store
+        limit = max(1, int(limit))
+        for start in range(0, len(missing), limit):  # a window at a time: a removed source's ids are skipped
+            window = missing[start:start + limit]
+            chunks = await self._chunk_map(window)
+            for chunk_id in window:
+                chunk = chunks.get(chunk_id)
+                if chunk is None or len(todo) + len(cached) >= limit:
+                    continue
+                if await store.get("vectors", cache_key(chunk["hash"], model)) is not None:
+                    cached.append(chunk_id)
+                else:
+                    todo.append({"chunk_id": chunk_id, "hash": chunk["hash"], "text": chunk["text"]})
+            if len(todo) + len(cached) >= limit:
+                break
+        return {"model": model, "missing": len(missing), "todo": todo, "cached": cached}
+
+    async def add_vectors(self, model: str, chunk_ids: list[str], hashes: list[str], vectors,
+                          cached: list[str]) -> dict:
+        """Store the vectors the page made for next_missing's passages (a write: under the lock)
+        and attach them and the ``cached`` ones to the index.  What changed in between is left
+        out: a passage removed or retrained, or another model chosen meanwhile.
+        ``{model, done, embedded, cached, remaining}``."""
+        if model != self.engine.llm.embed_identity:
+            return {"model": model, "done": 0, "embedded": 0, "cached": 0, "remaining": None, "stale": True}
+        wanted = set(self._missing(model))
+        chunks = await self._chunk_map([c for c in [*chunk_ids, *cached] if c in wanted])
+        store, found, puts = self.engine.store, {}, []
+        for chunk_id, digest, vec in zip(chunk_ids, hashes, vectors):
+            chunk = chunks.get(chunk_id)
+            if chunk is None or chunk["hash"] != digest:
+                continue
+            v = np.array(vec, dtype=np.float32)  # a copy: normalised in place
+            v /= max(float(np.linalg.norm(v)), 1e-12)
+            found[chunk_id] = v
+            puts.append(("vectors", cache_key(digest, model), v.tobytes()))
+        n_cached = 0
+        for chunk_id in cached:
+            chunk = chunks.get(chunk_id)
+            blob = None if chunk is None else await store.get("vectors", cache_key(chunk["hash"], model))
+            if blob is not None:
+                found[chunk_id] = np.frombuffer(blob, dtype=np.float32)
+                n_cached += 1
+        if puts:
+            await store.commit(puts)
+        if found:
+            ids = list(found)
+            self.index.add_vectors(ids, np.stack([found[c] for c in ids]), model)
+            await self.engine.library.save_index()
+        return {"model": model, "done": len(found), "embedded": len(puts), "cached": n_cached,
+                "remaining": len(self._missing(model))}
+
     async def query_vector(self, query: str):
         """The query's embedding when the index has vectors of the current model; else None."""
         model = self.engine.llm.embed_identity
@@ -143,7 +216,20 @@ async def _embed(engine, ctx, limit=None):
     return await engine.embedder.embed_missing(ctx.emit, ctx.cancelled, limit)
 
 
+async def _next(engine, ctx, limit=8):
+    return await engine.embedder.next_missing(limit)
+
+
+async def _add(engine, ctx, model, chunk_ids, hashes, cached):
+    """The vectors arrive as the call's payload: float32, one after another, in chunk_ids' order."""
+    flat = np.frombuffer(ctx.payload or b"", dtype=np.float32)
+    vectors = flat.reshape(len(chunk_ids), -1) if chunk_ids else []
+    return await engine.embedder.add_vectors(model, chunk_ids, hashes, vectors, cached)
+
+
 METHODS = {
     "embeddingStatus": _status,
     "embed": _embed,
+    "embedNext": _next,
+    "embedAdd": _add,
 }
