@@ -27,7 +27,7 @@ PAGE_STATE = """async () => ({
 def hostile_vault():
     from quire.model import sha256_hex
 
-    chunk = {"id": "s1:0", "n": 0, "text": ROCKS, "hash": sha256_hex(ROCKS), "location": {"section": ["Rocks"]},
+    chunk = {"chunk_id": "s1:0", "n": 0, "text": ROCKS, "hash": sha256_hex(ROCKS), "location": {"section": ["Rocks"]},
              "source_id": "s1", "start": 0, "end": len(ROCKS)}
     source = {"id": "s1", "name": "rocks.md", "status": "trained", "added": 1.0, "category": None, "language": "en",
               "size": len(ROCKS), "chunks": 1}
