@@ -4,7 +4,6 @@ and travel as vaults.  "Today's format" below is built the way Train and the vau
 until then: ``{**chunk.to_dict(), "id": chunk.id}`` (no "chunk_id") in vault format 2."""
 
 import asyncio
-import json
 
 import pytest
 
@@ -16,6 +15,7 @@ from quire.services import Context
 from quire.services import vault as vs
 from quire.store import BUCKETS, MemoryStore, SQLiteStore
 from test_study_service import BIO, ROCKS
+from vault_crafts import old_passages, v2_vault
 
 DOCS = {  # the study tests' two documents: enough full sentences for cards made without a model
     "cells.md": BIO,
@@ -48,15 +48,10 @@ def test_upgraded_copies_old_records_and_keeps_new_lists():
 
 
 # ------------------------------------------------------------------ today's format, by hand
-def old_form(records: list[dict]) -> list[dict]:
-    """Passage records as Train wrote them before vault format 3."""
-    return [{**{k: v for k, v in r.items() if k != "chunk_id"}, "id": r["chunk_id"]} for r in records]
-
-
 async def to_old_form(store) -> None:
     """Rewrite a library's stored passages into today's format (nothing else in the store changes)."""
     chunks = await store.all("chunks")
-    await store.commit([("chunks", sid, old_form(cs)) for sid, cs in chunks.items()])
+    await store.commit([("chunks", sid, old_passages(cs)) for sid, cs in chunks.items()])
 
 
 async def library(store):
@@ -67,13 +62,9 @@ async def library(store):
     return q
 
 
-def v2_vault(snapshot: dict) -> bytes:
-    """A vault as today's export writes it: format 2, passages keyed "id", every checksum valid."""
-    snapshot = {**snapshot, "index": {}, "chunks": {sid: old_form(cs) for sid, cs in snapshot["chunks"].items()}}
-    members = vault._members(vault.pack(*vault.from_store(snapshot), created="2026-12-01T00:00:00Z"))
-    meta = {**json.loads(members[vault.META]), "version": 2}
-    meta["checksum"] = vault._meta_checksum(meta)
-    return vault._zip({**members, vault.META: vault.canonical(meta)})
+def v2_vault_of(snapshot: dict) -> bytes:
+    """A library's stores as today's export writes them (the index stays out, as there)."""
+    return v2_vault(*vault.from_store({**snapshot, "index": {}}))
 
 
 def keys_of(chunks: dict) -> set[str]:
@@ -173,7 +164,7 @@ def test_a_vault_exported_today_imports(mode):
         q = await library(MemoryStore())
         deck = await q.generate("flashcards", count=4)
         hits = await q.search("lava cools")
-        data = v2_vault({b: await q.store.all(b) for b in BUCKETS})
+        data = v2_vault_of({b: await q.store.all(b) for b in BUCKETS})
         other = await Quire.open(MemoryStore())
         await other.stage("own.md", b"# Own\nGlaciers carve valleys.")
         await other.train()
@@ -197,6 +188,6 @@ def test_a_vault_exported_today_is_checked_as_strictly():
         snapshot = {b: await q.store.all(b) for b in BUCKETS}
         sid = next(iter(snapshot["chunks"]))
         snapshot["chunks"][sid][0] = {**snapshot["chunks"][sid][0], "chunk_id": f"{sid}:7"}
-        return await importing(await Quire.open(MemoryStore()), v2_vault(snapshot), "replace")
+        return await importing(await Quire.open(MemoryStore()), v2_vault_of(snapshot), "replace")
     with pytest.raises(vault.VaultError, match="has the id '.*:7', not '.*:0'"):
         run(go())
