@@ -286,7 +286,7 @@ def test_document_tools_cite_the_library_chunk_ids(stub):
         q = await engine(stub.url, "llama3.2:3b", docs=(("Biology", cells, "Science"),))
         _, events = await ask(q, "Summarise", {"scope": {"category": "Science"}})
         bio = next(s["id"] for s in q.sources() if s["name"] == "Biology.md")
-        return events, [c["id"] for c in await q.chunks(bio)]
+        return events, [c["chunk_id"] for c in await q.chunks(bio)]
     events, bio_ids = run(go())
     analysed = json.loads(next(e for e in events if e["type"] == "tool_result")["result"])
     assert len(bio_ids) >= 3 and sorted(p["chunk_id"] for p in analysed["passages"]) == sorted(bio_ids)

@@ -55,8 +55,8 @@ async def study_for_a_while(q):
     cells = next(s for s in q.sources() if s["name"] == "cells.md")
     chunks = await q.chunks(cells["id"])
     deck = {"id": "deck1", "kind": "flashcards", "items": [
-        {"id": "c1", "type": "basic", "chunk_ids": [chunks[0]["id"]]},
-        {"id": "c2", "type": "basic", "chunk_ids": [chunks[-1]["id"]]}],
+        {"id": "c1", "type": "basic", "chunk_ids": [chunks[0]["chunk_id"]]},
+        {"id": "c2", "type": "basic", "chunk_ids": [chunks[-1]["chunk_id"]]}],
         "schedules": {"c1": {"due": "2025-03-10T12:00:00+00:00"}, "c2": {"due": "2025-03-20T12:00:00+00:00"}}}
     await q.store.commit([("study", "deck1", deck)])
     for day in ("2025-03-08", "2025-03-09", "2025-03-10"):

@@ -71,7 +71,7 @@ def test_quiz_from_valid_json_cites_library_chunks_and_plays(stub):
         assert body["format"]["required"] == ["items"] and body["options"]["temperature"] == 0.1
         assert "Mitochondria make ATP" in body["messages"][0]["content"]
         assert quiz["made_without_ai"] is False and quiz["report"]["kept"] == 2
-        chunk_ids = {c["id"] for c in await q.chunks(sid(q, "Biology"))}
+        chunk_ids = {c["chunk_id"] for c in await q.chunks(sid(q, "Biology"))}
         assert all(set(i["chunk_ids"]) <= chunk_ids and i["chunk_ids"] for i in quiz["items"])
         assert any(e["stage"] == "ask" for e in events)
         seen = []
@@ -367,7 +367,7 @@ def test_no_llm_cloze_answers_occur_in_their_passage_on_a_real_pdf(pdf_dir):
         await q.train()
         deck = await call(q, "studyGenerate", "flashcards", {"count": 20})
         assert deck["made_without_ai"] and len(deck["items"]) >= 10
-        chunks = {c["id"]: c for s in q.sources() for c in await q.chunks(s["id"])}
+        chunks = {c["chunk_id"]: c for s in q.sources() for c in await q.chunks(s["id"])}
         for card in deck["items"]:
             (cid,) = card["chunk_ids"]
             answers = [m.group(2) for m in CLOZE.finditer(card["text"])]

@@ -113,8 +113,28 @@ def test_v1_loads_and_is_migrated():
     buckets, blobs, meta = unpack(v1_fixture())
     assert buckets == {"settings": {"theme": "light", "lang": "de"}, "chats": {}}
     assert blobs == {"originals/a.txt": b"hello"}
-    assert (meta["version"], meta["read_version"], meta["app_version"]) == (2, 1, "0.0.9")
+    assert (meta["version"], meta["read_version"], meta["app_version"]) == (vault.VERSION, 1, "0.0.9")
     assert meta["counts"] == {"buckets": {"chats": 0, "settings": 2}, "blobs": 1, "blob_bytes": 5}
+
+
+def test_v2_passages_are_migrated_to_chunk_id():
+    """Format 2 keyed a passage's id "id"; format 3 keys it "chunk_id", the key every hit and
+    citation uses.  Other buckets' "id" keys (sources, study sets) are not passages and stay."""
+    buckets = {"chunks": {"s1": [{"id": "s1:0", "n": 0, "text": "a"}, {"id": "s1:1", "n": 1, "text": "b"}]},
+               "sources": {"s1": {"id": "s1", "name": "a.md"}}, "study": {"d": {"id": "d", "items": []}}}
+    m = members(pack(buckets, {}, created=CREATED))
+    with_meta(version=2)(m)
+    got, _, meta = unpack(rezip(m))
+    assert (meta["version"], meta["read_version"]) == (3, 2)
+    assert got["chunks"] == {"s1": [{"chunk_id": "s1:0", "n": 0, "text": "a"}, {"chunk_id": "s1:1", "n": 1, "text": "b"}]}
+    assert got["sources"] == buckets["sources"] and got["study"] == buckets["study"]
+
+
+def test_v2_counts_are_still_checked():
+    m = members(pack({"settings": {"a": 1}}, {}, created=CREATED))
+    with_meta(version=2, counts={"buckets": {}, "blobs": 0, "blob_bytes": 0})(m)
+    with pytest.raises(VaultError, match="counts"):
+        unpack(rezip(m))
 
 
 def test_every_old_version_has_a_loader_and_a_migration():
@@ -156,7 +176,7 @@ BAD = [
     ("no vault.json", lambda: tampered(lambda m: m.pop("vault.json")), "no vault.json"),
     ("vault.json not json", lambda: tampered(lambda m: m.update({"vault.json": b"{"})), "not valid JSON"),
     ("other format", lambda: tampered(with_meta(format="anki")), "format is 'anki', not 'quire-vault'"),
-    ("future version", lambda: tampered(with_meta(version=3)), "newer Quire \\(vault format 3\\).*formats 1 to 2"),
+    ("future version", lambda: tampered(with_meta(version=4)), "newer Quire \\(vault format 4\\).*formats 1 to 3"),
     ("version zero", lambda: tampered(with_meta(version=0)), "no valid format version"),
     ("version as text", lambda: tampered(with_meta(version="2")), "no valid format version"),
     ("member changed", lambda: tampered(lambda m: m.update({"buckets/settings.json": b'{"theme":"pink"}'})),

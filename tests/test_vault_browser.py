@@ -10,7 +10,7 @@ import pytest
 
 from anki_decks import DECK, EXPECTED, export
 from conftest import PageLog, wait_ready
-from vault_crafts import EVIL, HOSTILE_SETTINGS, bomb_vault, crafted, nested_vault
+from vault_crafts import EVIL, HOSTILE_SETTINGS, bomb_vault, crafted, nested_vault, v2_vault
 
 pytestmark = pytest.mark.browser
 ROCKS = "# Rocks\nBasalt forms when lava cools quickly.\n"
@@ -24,14 +24,18 @@ PAGE_STATE = """async () => ({
 })"""
 
 
-def hostile_vault():
+def rocks_library():
     from quire.model import sha256_hex
 
-    chunk = {"id": "s1:0", "n": 0, "text": ROCKS, "hash": sha256_hex(ROCKS), "location": {"section": ["Rocks"]},
+    chunk = {"chunk_id": "s1:0", "n": 0, "text": ROCKS, "hash": sha256_hex(ROCKS), "location": {"section": ["Rocks"]},
              "source_id": "s1", "start": 0, "end": len(ROCKS)}
     source = {"id": "s1", "name": "rocks.md", "status": "trained", "added": 1.0, "category": None, "language": "en",
               "size": len(ROCKS), "chunks": 1}
-    return crafted({"settings": HOSTILE_SETTINGS, "sources": {"s1": source}, "chunks": {"s1": [chunk]}})
+    return {"sources": {"s1": source}, "chunks": {"s1": [chunk]}}
+
+
+def hostile_vault():
+    return crafted({"settings": HOSTILE_SETTINGS, **rocks_library()})
 
 
 def open_page(context, url):
@@ -94,6 +98,28 @@ def test_deep_json_and_zip_bombs_are_refused_on_the_page(built_dist, serve, cont
     assert page.evaluate("quire.status()")["stage"] == "ready"
     assert [s["name"] for s in page.evaluate("quire.sources()")] == ["notes.md"]
     assert page.evaluate("q => quire.search(q)", "chloroplasts")[0]["source"] == "notes.md"
+    assert not log.errors, log.errors
+
+
+def test_a_vault_exported_before_format_3_imports_with_one_passage_key(built_dist, serve, context):
+    """Format 2 keyed a passage's id "id"; in the page it is searched, opened and stored as "chunk_id"."""
+    server = serve(built_dist)
+    page, log = open_page(context, server.url)
+    import_file(page, "today.quire", v2_vault(rocks_library()), "replace")
+    page.get_by_test_id("vault-done").wait_for()
+    hit = page.evaluate("q => quire.search(q)", "basalt lava")[0]
+    assert hit["chunk_id"] == "s1:0" and "id" not in hit and hit["source"] == "rocks.md"
+    stored = page.evaluate("quire.chunks('s1')")
+    assert [c["chunk_id"] for c in stored] == ["s1:0"] and "id" not in stored[0]
+    page.reload()  # read back from IndexedDB
+    wait_ready(page)
+    assert page.evaluate("q => quire.search(q)", "basalt lava")[0]["chunk_id"] == "s1:0"
+    page.evaluate("quire.showView('search')")
+    page.get_by_test_id("search-input").fill("basalt lava")
+    page.get_by_test_id("search-button").click()
+    page.get_by_test_id("open-passage").first.click()
+    page.locator('[data-testid="passage-context"]:not([aria-busy])').wait_for()  # the engine's whole page came
+    assert "Basalt forms" in page.get_by_test_id("passage-mark").inner_text()
     assert not log.errors, log.errors
 
 

@@ -52,7 +52,7 @@ def source_record(sid="s1", name="rocks.md", **extra):
 
 
 def chunk(sid="s1", n=0, text=ROCKS):
-    return {"id": f"{sid}:{n}", "n": n, "text": text, "hash": sha256_hex(text), "location": {"section": ["Rocks"]},
+    return {"chunk_id": f"{sid}:{n}", "n": n, "text": text, "hash": sha256_hex(text), "location": {"section": ["Rocks"]},
             "source_id": sid, "start": 0, "end": len(text)}
 
 
@@ -120,7 +120,7 @@ REFUSALS = [
     ("more members than allowed", lambda: crafted({f"b{i}": {} for i in range(30)}), small(max_zip_entries=10),
      "too many parts"),
     ("passage ids that do not match", lambda: crafted({"sources": {"s1": source_record()},
-                                                       "chunks": {"s1": [{**chunk(), "id": "s1:7"}]}}),
+                                                       "chunks": {"s1": [{**chunk(), "chunk_id": "s1:7"}]}}),
      None, "has the id 's1:7', not 's1:0'"),
     ("a passage that does not match its hash", lambda: crafted({"sources": {"s1": source_record()},
                                                                 "chunks": {"s1": [{**chunk(), "text": "other"}]}}),

@@ -191,7 +191,7 @@ def test_vectors_as_documents_file_names_and_categories(context, built_dist, ser
         const check = window.__audit; const found = []; let count = 0;
         for (const id of ids) {
           for (const chunk of await quire.chunks(id)) {
-            await QuirePassage.open(chunk.id || chunk.chunk_id, 'alert');
+            await QuirePassage.open(chunk.chunk_id, 'alert');
             const dialog = document.querySelector('[data-testid=passage-dialog]');
             const r = check(['[data-testid=passage-dialog]']);
             found.push(...r.bad, ...r.canary);

@@ -65,6 +65,27 @@ def lying_size(data: bytes, size: int = 0xFFFF_FFF0) -> bytes:
     return bytes(out)
 
 
+def at_version(data: bytes, version: int) -> bytes:
+    """``data`` (a vault ``pack`` wrote) labelled as format ``version``, checksums still valid:
+    how an older Quire's file looks when its members are laid out as today's (format 2 and 3 are)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    meta = {**json.loads(members["vault.json"]), "version": version}
+    meta["checksum"] = vault._meta_checksum(meta)
+    return zipped({**members, "vault.json": vault.canonical(meta)})
+
+
+def old_passages(records: list[dict]) -> list[dict]:
+    """Passage records as Train and vault format 2 wrote them before format 3: the id keyed "id"."""
+    return [{**{k: v for k, v in r.items() if k != "chunk_id"}, "id": r["chunk_id"]} for r in records]
+
+
+def v2_vault(buckets: dict, blobs: dict | None = None) -> bytes:
+    """A vault as Quire exported it before format 3: format 2, passages keyed "id"."""
+    chunks = {sid: old_passages(cs) for sid, cs in (buckets.get("chunks") or {}).items()}
+    return at_version(crafted({**buckets, "chunks": chunks} if chunks else buckets, blobs), 2)
+
+
 def meta_json(data: bytes) -> dict:
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         return json.loads(zf.read("vault.json"))

@@ -302,7 +302,7 @@ class Library:
             chunks = await self.chunks_of(source_id)
             self.index.remove_source(source_id)
             # Its vectors go too; the embedding cache restores them without calling the model.
-            self.index.add_chunks(source_id, [c["id"] for c in chunks], [c["text"] for c in chunks],
+            self.index.add_chunks(source_id, [c["chunk_id"] for c in chunks], [c["text"] for c in chunks],
                                   category=record["category"], language=language)
         await self.stored.save(puts)
         self._table[source_id] = record
@@ -370,10 +370,12 @@ class Library:
             held = self.passages.get(source_id)
             chunk = held[n] if held and n is not None and n < len(held) else None
             source = self._table.get(source_id, {})
+            evidence = hit.to_dict()
+            del evidence["id"]  # the hit names its passage by "chunk_id" alone
             out.append({"rank": rank, "chunk_id": hit.id, "source_id": source_id, "source": source.get("name"),
                         "location": chunk["location"] if chunk else {}, "location_label":
                         location_label(chunk["location"]) if chunk else "", "text": chunk["text"] if chunk else "",
-                        **hit.to_dict()})
+                        **evidence})
         return out
 
     def _scope(self, scope):

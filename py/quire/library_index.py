@@ -147,8 +147,8 @@ class StoredIndex:
         for sid in unknown:
             for c in await self.passages.of(sid):
                 blob = cached.get(cache_key(c["hash"], model))
-                if blob is not None and c["id"] in live:
-                    found.append((c["id"], blob))
+                if blob is not None and c["chunk_id"] in live:
+                    found.append((c["chunk_id"], blob))
         if not found:
             return
         usual = Counter(len(b) for _, b in found).most_common(1)[0][0]  # another length: not this model's
@@ -202,7 +202,7 @@ class StoredIndex:
             for s in trained:
                 chunks = self.passages.get(s["id"]) or []
                 if chunks:
-                    self.index.add_chunks(s["id"], [c["id"] for c in chunks], [c["text"] for c in chunks],
+                    self.index.add_chunks(s["id"], [c["chunk_id"] for c in chunks], [c["text"] for c in chunks],
                                           category=s.get("category"), language=s.get("language"))
             return
         try:

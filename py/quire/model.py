@@ -6,11 +6,11 @@ units into *chunks*; every chunk keeps the unit's location so that an answer
 can cite "page 5" or "slide 3".
 
 A chunk's id is ``"<source id>:<n>"`` (``chunk_id``), read back with ``parse_chunk_id``
-(which splits on the last colon; the page's ``QuirePassage.parseId`` does the same).  A
-passage's own stored record keys its id ``"id"``; a record that points at a passage (a
-search hit, a citation, a tool result) keys it ``"chunk_id"`` (``"chunk_ids"`` for lists).
-``Chunk.from_dict`` reads either.  ``"location"`` is always the location dict; the words
-for it are ``"location_label"`` (``location_label``).
+(which splits on the last colon; the page's ``QuirePassage.parseId`` does the same).  Every
+dict keys it ``"chunk_id"`` (``"chunk_ids"`` for lists): a passage's own stored record, a
+search hit, a citation, a tool result, a study item (records stored before keyed it ``"id"``;
+``quire.passages.upgraded`` reads those).  ``"location"`` is always the location dict; the
+words for it are ``"location_label"`` (``location_label``).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ class Chunk:
 
     >>> c = Chunk("3f9a0c", {"page": 2}, 0, 5, "Hello", n=4, source="Biology.pdf")
     >>> c.id, c.source, sorted(c.to_dict())
-    ('3f9a0c:4', 'Biology.pdf', ['end', 'hash', 'location', 'n', 'source_id', 'start', 'text'])
+    ('3f9a0c:4', 'Biology.pdf', ['chunk_id', 'end', 'hash', 'location', 'n', 'source_id', 'start', 'text'])
     """
 
     source_id: str
@@ -147,20 +147,20 @@ class Chunk:
         return chunk_id(self.source_id, self.n)
 
     def to_dict(self) -> dict:
-        """The stored form (the library adds ``"id"``): a copy, built field by field (``asdict``'s
+        """The stored form, id under ``"chunk_id"``: a copy, built field by field (``asdict``'s
         generic deep copy was a tenth of a Train of 5,000 notes)."""
-        return {"source_id": self.source_id, "location": _copied(self.location), "start": self.start,
-                "end": self.end, "text": self.text, "hash": self.hash, "n": self.n}
+        return {"chunk_id": self.id, "source_id": self.source_id, "location": _copied(self.location),
+                "start": self.start, "end": self.end, "text": self.text, "hash": self.hash, "n": self.n}
 
     @classmethod
     def from_dict(cls, d: dict, source: str = "") -> "Chunk":
-        """A stored chunk (``to_dict`` plus ``"id"``) or a search hit (``"chunk_id"``) as a Chunk;
-        the id, when there is one, says which source and number it is.
+        """A stored chunk (``to_dict``) or a search hit as a Chunk; its ``"chunk_id"``, when
+        there is one, says which source and number it is.
 
         >>> Chunk.from_dict({"chunk_id": "bio:3", "location": {"page": 2}, "text": "Cells."}).id
         'bio:3'
         """
-        source_id, n = parse_chunk_id(d.get("id") or d.get("chunk_id") or "")
+        source_id, n = parse_chunk_id(d.get("chunk_id") or "")
         if n is None:
             source_id, n = d.get("source_id") or source_id, d.get("n") or 0
         text = d.get("text") or ""

@@ -19,6 +19,7 @@ library heals on the next start.  It only counts when nothing is wrong.
 
 from __future__ import annotations
 
+from quire import passages
 from quire.model import parse_chunk_id
 
 
@@ -46,12 +47,12 @@ async def repair_index(index, sources, store) -> tuple[list[str], list]:
     for sid, record in list(sources.items()):
         if record["status"] != "trained" or indexed.get(sid, 0) == record.get("chunks", 0) > 0:
             continue
-        chunks = await store.get("chunks", sid) or []
+        chunks = await passages.read(store, sid)
         if chunks and indexed.get(sid, 0) == len(chunks):
             continue
         if chunks:
             index.remove_source(sid)
-            index.add_chunks(sid, [c["id"] for c in chunks], [c["text"] for c in chunks],
+            index.add_chunks(sid, [c["chunk_id"] for c in chunks], [c["text"] for c in chunks],
                              category=record.get("category"), language=record.get("language"))
         elif record.get("chunks", 0) > 0:
             index.remove_source(sid)

@@ -179,7 +179,7 @@ class Trainer:
         language = record["language"] or detect_language(" ".join(c.text for c in chunks[:20]))
         if language not in LANGUAGES:
             language = "other"
-        chunk_dicts = [{**c.to_dict(), "id": c.id} for c in chunks]
+        chunk_dicts = [c.to_dict() for c in chunks]
         del chunks
         stored = sum(len(json.dumps(c["text"])) + 200 for c in chunk_dicts)  # as IDBStore will write them
         if stored > MAX_CHUNKS_VALUE:
@@ -188,7 +188,7 @@ class Trainer:
         await _pause()
         try:
             lib.index.remove_source(record["id"])  # a source read again replaces its own passages
-            lib.index.add_chunks(record["id"], [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
+            lib.index.add_chunks(record["id"], [c["chunk_id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
                                   category=record["category"], language=language)
         except BaseException:
             await self._rebuild_index(done)  # a half-added source must not stay in the index
@@ -209,7 +209,7 @@ class Trainer:
         index = self.library.index
         for source_id, (record, chunk_dicts) in done.items():
             index.remove_source(source_id)
-            index.add_chunks(source_id, [c["id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
+            index.add_chunks(source_id, [c["chunk_id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
                                   category=record["category"], language=record["language"])
 
 def _unexpected(name: str, exc: BaseException) -> str:

@@ -3,13 +3,16 @@
 A vault is a zip with fixed timestamps and sorted members, so the same
 content gives the same bytes:
 
-- ``vault.json``: ``{"format": "quire-vault", "version": 2, "created", "app_version",
+- ``vault.json``: ``{"format": "quire-vault", "version": 3, "created", "app_version",
   "counts", "checksums": {member: sha256}, "checksum"}``; ``checksum`` is the
   sha256 of this same JSON (canonical, without ``checksum``), so it covers every
   member's hash and the counts.
 - ``buckets/<name>.json``: one IndexedDB store, ``{key: value}`` as canonical JSON.
 - ``blobs/<bucket>/<key>``: raw bytes (originals, index bytes, vectors); the key is
   percent-encoded so any key (``"model:tag|hash"``) is one safe member name.
+
+Format 1 held each bucket as a list of ``{"key", "value"}`` records; format 2 keyed each
+passage's id ``"id"``, format 3 ``"chunk_id"`` (``quire.passages``).
 
 Reading checks everything (zip integrity, format, version, each checksum,
 counts) before returning anything, and the import (``quire.services.vault``)
@@ -39,12 +42,12 @@ from urllib.parse import quote, unquote
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
-from quire import jsonlimits
+from quire import jsonlimits, passages
 from quire.errors import QuireError
 from quire.extract.base import MB, ExtractError, Limits, SafeZip
 
 FORMAT = "quire-vault"
-VERSION = 2  # what this app writes; it reads 1..VERSION
+VERSION = 3  # what this app writes; it reads 1..VERSION
 MODES = ("merge", "replace")
 META = "vault.json"
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest zip timestamp: members carry no real time
@@ -277,8 +280,15 @@ def _v1_to_v2(buckets: dict, blobs: dict, meta: dict) -> tuple[dict, dict, dict]
     return buckets, blobs, {**meta, "version": 2, "counts": _counts(buckets, blobs)}
 
 
-LOADERS = {1: _load_v1, 2: _load_v2}
-MIGRATIONS = {1: _v1_to_v2}  # version n -> n + 1
+def _v2_to_v3(buckets: dict, blobs: dict, meta: dict) -> tuple[dict, dict, dict]:
+    """Passages key their id ``"chunk_id"``, not ``"id"`` (``quire.passages.upgraded``)."""
+    if isinstance(buckets.get("chunks"), dict):
+        buckets = {**buckets, "chunks": {sid: passages.upgraded(cs) for sid, cs in buckets["chunks"].items()}}
+    return buckets, blobs, {**meta, "version": 3}
+
+
+LOADERS = {1: _load_v1, 2: _load_v2, 3: _load_v2}  # format 3 is laid out as format 2
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}  # version n -> n + 1
 
 
 def unpack(data: bytes) -> tuple[dict[str, dict[str, Any]], dict[str, bytes], dict]:
@@ -292,7 +302,7 @@ def unpack(data: bytes) -> tuple[dict[str, dict[str, Any]], dict[str, bytes], di
     _verify(members, meta)
     read_version = meta["version"]
     buckets, blobs = LOADERS[read_version](members)
-    if read_version == VERSION and meta.get("counts") != _counts(buckets, blobs):
+    if read_version >= 2 and meta.get("counts") != _counts(buckets, blobs):
         raise VaultError("the vault's counts do not match its contents; it is damaged")
     while meta["version"] < VERSION:
         buckets, blobs, meta = MIGRATIONS[meta["version"]](buckets, blobs, meta)

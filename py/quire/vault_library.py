@@ -8,8 +8,8 @@ passage's hash and the model: a passage gets a vector only if its text hashes
 to that key and the vector has the model's dimension.
 
 >>> sources = {"s": {"name": "a.md", "status": "trained", "added": 1, "language": "en", "category": None}}
->>> chunks = {"s": [{"id": "s:0", "n": 0, "text": "Basalt cools fast.", "hash": sha256_hex("Basalt cools fast."),
-...                  "location": {}}]}
+>>> text = "Basalt cools fast."
+>>> chunks = {"s": [{"chunk_id": "s:0", "n": 0, "text": text, "hash": sha256_hex(text), "location": {}}]}
 >>> check_library(sources, chunks)
 >>> index = rebuild_index(sources, chunks, {}, None)
 >>> [h.id for h in index.search("basalt")]
@@ -66,8 +66,8 @@ def _chunks_problem(sid: str, chunks: Any) -> str | None:
     for n, c in enumerate(chunks):
         if not isinstance(c, Mapping) or not isinstance(c.get("text"), str):
             return f"#{n} is not a passage"
-        if c.get("id") != chunk_id(sid, n) or c.get("n", n) != n:
-            return f"#{n} has the id {c.get('id')!r}, not {chunk_id(sid, n)!r}"
+        if c.get("chunk_id") != chunk_id(sid, n) or c.get("n", n) != n:
+            return f"#{n} has the id {c.get('chunk_id')!r}, not {chunk_id(sid, n)!r}"
         if c.get("hash") != sha256_hex(c["text"]):
             return f"#{n} does not match its hash"
         if not isinstance(c.get("location", {}), Mapping):
@@ -111,7 +111,7 @@ def cached_vectors(chunks: list[Mapping], vectors: Mapping[str, Any], model: str
             v = np.frombuffer(bytes(blob), dtype=np.float32)
             norm = float(np.linalg.norm(v))
             if np.isfinite(norm) and norm > 0:
-                found[c["id"]] = v / norm
+                found[c["chunk_id"]] = v / norm
     if not found:
         return {}
     sizes = [v.shape[0] for v in found.values()]
@@ -130,7 +130,7 @@ def rebuild_index(sources: Mapping[str, Mapping], chunks: Mapping[str, list], ve
         if not cs:
             continue
         language = s.get("language") if s.get("language") in LANGUAGES else None
-        index.add_chunks(sid, [c["id"] for c in cs], [c["text"] for c in cs], category=s.get("category"),
+        index.add_chunks(sid, [c["chunk_id"] for c in cs], [c["text"] for c in cs], category=s.get("category"),
                          language=language)
         every += cs
     if model and every:

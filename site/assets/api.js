@@ -172,6 +172,7 @@
   // The storage figure follows every change of what is stored (stage, Train, remove, erase, import).
   document.addEventListener('quire:library-changed', function () { if (q.refreshStorage) q.refreshStorage(); });
   q.setCategory = function (id, category) { return q._call('setCategory', [id, category]); };
+  /** chunks(sourceId) -> its passages in order: {chunk_id, source_id, n, text, location, start, end, hash} */
   q.chunks = function (id) { return q._call('chunks', [id]); };
   /** setLanguage(id, 'en'|'de'|'other') overrides the detected language; the source is re-tokenized. */
   q.setLanguage = function (id, language) { return q._call('setLanguage', [id, language]); };
@@ -405,7 +406,7 @@
   };
   q.setOcrLanguage = function (choice) { return q._call('setOcrLanguage', [choice]); };
 
-  /** search(query, {k, scope}) -> ranked passages with bm25/dense/fused details */
+  /** search(query, {k, scope}) -> ranked passages, each named by chunk_id, with bm25/dense/fused details */
   q.search = function (query, opts) {
     opts = opts || {};
     return q._call('search', [query, opts.k || 7, opts.scope || null]);

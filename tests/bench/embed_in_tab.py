@@ -129,7 +129,7 @@ lib = b._engine.library
 keys, rows = [], []
 for s in lib.sources():
     for c in await lib.chunks_of(s["id"]):
-        v = lib.index.vector_of(c["id"])
+        v = lib.index.vector_of(c["chunk_id"])
         if v is not None:
             keys.append(hashlib.sha256(f"multilingual-e5-small-q4\x00passage\x00{c['text']}".encode()).hexdigest())
             rows.append(np.asarray(v, dtype=np.float32))

@@ -200,7 +200,7 @@ async def attach_vectors(q) -> dict | None:
             v = cached(MODEL, "passage", chunk["text"])
             if v is None:
                 return None
-            ids.append(chunk["id"])
+            ids.append(chunk["chunk_id"])
             vectors.append(v)
     q.library.index.add_vectors(ids, np.stack(vectors), MODEL)
     texts = [x[0] for x in QUESTIONS] + UNANSWERABLE
@@ -254,7 +254,7 @@ def main() -> None:
             where = {}
             for source in q.library.sources():
                 for chunk in asyncio.run(q.library.chunks_of(source["id"])):
-                    where[chunk["id"]] = {"source": source["name"], "location": chunk["location"]}
+                    where[chunk["chunk_id"]] = {"source": source["name"], "location": chunk["location"]}
             dense = lambda text: [where[index.row_ids[s]] for s, _ in index.dense.search(qvecs[text], 10)]  # noqa: E731
             r = results["dense-only"] = score(QUESTIONS, dense)
             print(f"{'e5 alone':<18}{r['hit@1']:>8.3f}{r['hit@3']:>8.3f}{r['mrr@10']:>8.3f}{r['foreign_top3']:>15}")

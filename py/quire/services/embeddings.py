@@ -50,7 +50,7 @@ class Embedder:
         for source in self.engine.library.sources():
             if source["status"] == "trained" and source["id"] in wanted:
                 for chunk in await self.engine.library.chunks_of(source["id"]):
-                    out[chunk["id"]] = chunk
+                    out[chunk["chunk_id"]] = chunk
         return out
 
     async def embed_missing(self, emit=None, cancelled=None, limit: int | None = None) -> dict:

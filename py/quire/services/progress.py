@@ -153,7 +153,7 @@ class ProgressService:
         for s in library.sources():
             if s["status"] == "trained":
                 chunks = await library.chunks_of(s["id"])
-                sources.append({**s, "chunk_ids": [c["id"] for c in chunks]})
+                sources.append({**s, "chunk_ids": [c["chunk_id"] for c in chunks]})
         sets, cards = study_data(await self.store.all("study"))
         return {"events": events, "sources": sources, "sets": sets, "cards": cards, "awards": awards,
                 "tz": stored.get(TZ_KEY, 0) if tz is None else tz}

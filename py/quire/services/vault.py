@@ -32,7 +32,7 @@ from __future__ import annotations
 import base64
 import time
 
-from quire import vault, vault_settings
+from quire import passages, vault, vault_settings
 from quire.errors import LibraryError
 from quire.library import Library
 from quire.retrieval import segments
@@ -42,6 +42,15 @@ from quire.vault_library import LibraryDataError, check_library, rebuild_index
 
 PAGE_SETTINGS = vault_settings.PAGE_SETTINGS  # the page's own settings, carried in the vault but never stored here
 OURS_WIN = ("vectors", "ocr")  # caches keyed by content: on merge, a vault never overwrites what we computed
+
+
+async def _stores(store, skip: str | None = None) -> dict:
+    """Every bucket as ``{key: value}``, passages in the current form (a library stored before
+    vault format 3 still holds some keyed the old way: an export writes them new, and an
+    import compares and rebuilds with them new)."""
+    out = {b: await store.all(b) if b != skip else {} for b in BUCKETS}
+    out["chunks"] = {sid: passages.upgraded(cs) for sid, cs in out["chunks"].items()}
+    return out
 
 
 def _final(current: dict, p: dict) -> dict:
@@ -64,7 +73,7 @@ async def export_vault(engine, page_settings: dict | None = None) -> dict:
     engine.events.emit({"kind": "vault_export"})
     await _progress(engine).flush()  # the export is in the vault it writes
     # The search index stays out: an import never trusts one and rebuilds it from the passages.
-    snapshot = {b: await engine.store.all(b) if b != "index" else {} for b in BUCKETS}
+    snapshot = await _stores(engine.store, skip="index")
     if page_settings:
         snapshot["settings"][PAGE_SETTINGS] = {k: str(v) for k, v in page_settings.items() if str(k).startswith("quire.")}
     buckets, blobs = vault.from_store(snapshot)
@@ -95,7 +104,7 @@ async def import_vault(engine, data: bytes, mode: str = "merge", page: dict | No
         raise vault.VaultError(f"unknown import mode {mode!r}; choose one of: {', '.join(vault.MODES)}")
     incoming, meta = _incoming(data)
     store = engine.store
-    current = {b: await store.all(b) for b in BUCKETS}
+    current = await _stores(store)
     theirs_settings = incoming.get("settings") or {}
     page_kept, page_ignored = vault_settings.page_settings(theirs_settings.get(PAGE_SETTINGS), page)
     incoming["settings"], ignored = vault_settings.engine_settings(theirs_settings, current["settings"], mode)
