@@ -299,6 +299,105 @@ class WebKit(Engine):
             self.driver.quit()
 
 
+SYSTEM_PYTHON = os.environ.get("QUIRE_SYSTEM_PYTHON", "/usr/bin/python3")
+
+
+def missing_webkit_app() -> str | None:
+    """Why the WebKitGTK app host (tests/webkit_app.py) cannot run here, or None."""
+    if shutil.which("Xvfb") is None:
+        return "Xvfb not found (apt-get install -y xvfb)"
+    probe = subprocess.run([SYSTEM_PYTHON, "-c", "import gi; gi.require_version('WebKit2', '4.1'); "
+                            "from gi.repository import WebKit2"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return ("WebKitGTK's Python bindings are missing for " + SYSTEM_PYTHON +
+                " (apt-get install -y python3-gi gir1.2-webkit2-4.1): " + probe.stderr.strip()[-200:])
+    return None
+
+
+class WebKitApp(Engine):
+    """WebKitGTK embedded as an app embeds it (GNOME Web does), its storage kept in ``folder``:
+    unlike MiniBrowser under WebKitWebDriver, its library survives ``restart`` and can be put on a
+    small disk.  It speaks tests/webkit_app.py's line protocol."""
+
+    name = "webkit"
+
+    def __init__(self, screen: Xvfb, folder: Path, disk_cache: bool = True):
+        """``disk_cache``: keep WebKit's HTTP disk cache (off for a test on a small disk)."""
+        self.screen = screen
+        self.folder = Path(folder)
+        self.disk_cache = disk_cache
+        (self.folder / "data").mkdir(parents=True, exist_ok=True)
+        (self.folder / "cache").mkdir(parents=True, exist_ok=True)
+        self.proc = None
+        self._start()
+        self.version = self._ask({"op": "version"})
+
+    def _start(self) -> None:
+        self.log = (self.folder / "webkit-app.log").open("a")
+        host = Path(__file__).with_name("webkit_app.py")
+        self.proc = subprocess.Popen([SYSTEM_PYTHON, str(host), "--data", str(self.folder / "data"),
+                                      "--cache", str(self.folder / "cache"),
+                                      "--disk-cache", "yes" if self.disk_cache else "no"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     env={**os.environ, "DISPLAY": self.screen.display})
+
+    def _ask(self, command: dict):
+        self.proc.stdin.write(json.dumps(command) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise PageError(f"the WebKitGTK app ended (exit {self.proc.wait()}); its log: {self.folder / 'webkit-app.log'}")
+        out = json.loads(line)
+        if "error" in out:
+            raise PageError(f"{out['error']}\n{out.get('stack', '')}")
+        return out["ok"]
+
+    def goto(self, url: str) -> None:
+        self._ask({"op": "goto", "url": url})
+
+    def run(self, fn: str, *args):
+        return self._ask({"op": "run", "fn": fn, "args": list(args)})
+
+    def js(self, script: str, *args):
+        return self.run(f"function () {{ {script} }}", *args)
+
+    def restart(self) -> None:
+        """Quit the app as a person closing its window would, and start it again on the same folder."""
+        self.close()
+        self._start()
+
+    def close(self) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(Exception):
+            self._ask({"op": "quit"})
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(30)
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+        self.proc = None
+        self.log.close()
+
+
+@contextlib.contextmanager
+def open_webkit_app(folder: Path, embedder: bool = False, **options):
+    """WebKitGTK as an app, its storage in ``folder`` (kept across ``restart``), on a screen of its own."""
+    why = missing_webkit_app()
+    if why:
+        raise RuntimeError(why)
+    screen = Xvfb()
+    try:
+        engine = WebKitApp(screen, folder, **options)
+        engine.embedder = embedder
+        try:
+            yield engine
+        finally:
+            engine.close()
+    finally:
+        screen.stop()
+
+
 @contextlib.contextmanager
 def open_engine(name: str, workdir: Path | None = None, embedder: bool = False, **options):
     """One browser of ``name`` ("firefox" or "webkit"), closed (and its screen stopped) after.

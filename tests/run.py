@@ -77,14 +77,24 @@ def ensure_packages(python: Path) -> None:
         sys.exit("pip could not install the test requirements (see above)")
 
 
-ENGINE_PACKAGES = ("firefox-esr", "webkit2gtk-driver", "xvfb")
+ENGINE_PACKAGES = ("firefox-esr", "webkit2gtk-driver", "xvfb", "python3-gi", "gir1.2-webkit2-4.1")
+
+
+def webkit_bindings() -> bool:
+    """Has the system's Python WebKitGTK's bindings (tests/webkit_app.py: WebKit as an app keeps
+    its storage, for the restart and full-disk tests)?"""
+    python = "/usr/bin/python3"
+    if not Path(python).exists():
+        return True  # not a Debian-like system: engines.missing_webkit_app says what is missing
+    probe = [python, "-c", "import gi; gi.require_version('WebKit2', '4.1'); from gi.repository import WebKit2"]
+    return subprocess.run(probe, capture_output=True).returncode == 0
 
 
 def missing_tools() -> list[str]:
     """Debian packages the suite needs that this machine lacks: Chromium for the browser tests,
     Node.js for the build's memory snapshot and .pyc files, npm for OCR, Emscripten for voice,
     espeak-ng and sox for the voice tests' spoken clips, cmake and g++ for llama-server, Firefox ESR and
-    WebKitGTK (with Xvfb) for the other-engines tier."""
+    WebKitGTK (with Xvfb, and its Python bindings for WebKit as an app) for the other-engines tier."""
     need = []
     if not Path(CHROMIUM).exists():
         need.append("chromium")
@@ -98,6 +108,8 @@ def missing_tools() -> list[str]:
                           ("firefox-esr", "firefox-esr"), ("WebKitWebDriver", "webkit2gtk-driver"), ("Xvfb", "xvfb")):
         if shutil.which(tool) is None:
             need.append(package)
+    if not webkit_bindings():
+        need += ["python3-gi", "gir1.2-webkit2-4.1"]
     return need
 
 

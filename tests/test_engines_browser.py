@@ -3,7 +3,7 @@
 Each engine opens the same built ``dist/`` over http and from file://, stages real files (a PDF
 with text, a Word file, a scanned page that needs OCR), trains, finds the right page, asks
 without a model, makes and plays a quiz and a flashcard deck, exports a vault into a fresh
-profile and imports it, survives a browser restart (Firefox: same profile), reloads offline,
+profile and imports it, survives a browser restart (the same profile or storage folder), reloads offline,
 and speaks German.  WebKit from file:// used to stop at once with a false "damaged" message,
 and in WebKit Ask and the study tools never answered: these tests fail on that code.
 """
@@ -16,7 +16,7 @@ import json
 import pytest
 
 from conftest import FIXTURES, StaticServer
-from engines import ENGINES, missing, open_engine
+from engines import ENGINES, missing, missing_webkit_app, open_engine, open_webkit_app
 
 pytestmark = pytest.mark.browser
 
@@ -186,6 +186,27 @@ def test_firefox_restart_keeps_the_library(server, tmp_path):
     """Quit Firefox and start it again on the same profile: the library is still there."""
     engine_ok("firefox")
     with open_engine("firefox", tmp_path) as b:
+        b.goto(server.url)
+        b.wait_ready()
+        assert b.run(STAGE, files_payload(["word_sample.docx"])) == ["staged"]
+        assert b.run("async () => quire.train()")["added"] == 1
+        b.restart()
+        b.goto(server.url)
+        b.wait_ready()
+        assert b.run("async () => (await quire.sources()).map(s => [s.name, s.status])") == [["word_sample.docx", "trained"]]
+        words, source, location = FINDS[1]
+        hit = b.run("async (q) => (await quire.search(q, {k: 3}))[0]", words)
+        assert (hit["source"], hit["location"]) == (source, location)
+
+
+def test_webkit_restart_keeps_the_library(server, tmp_path):
+    """Quit WebKitGTK and start it again on the same storage folder, as an app that embeds it
+    (GNOME Web) keeps it: the library and its search are still there (Safari keeps its storage
+    across a restart the same way; WebKitWebDriver's MiniBrowser starts with fresh storage)."""
+    why = missing_webkit_app()
+    if why:
+        pytest.fail(f"the WebKitGTK app host is needed for this test and is missing here: {why}")
+    with open_webkit_app(tmp_path / "webkit") as b:
         b.goto(server.url)
         b.wait_ready()
         assert b.run(STAGE, files_payload(["word_sample.docx"])) == ["staged"]

@@ -55,9 +55,52 @@
    * about of room(), and called full when there is no room for 1 MB. */
   function writeFailed(err, what) {
     var out = S.translate(err, what);
-    if (out.name === 'QuireStoreFull' || !tearing(err)) return Promise.resolve(out);
-    return room(1 << 20).then(function (ok) { return ok === false ? S.translate(err, what, true) : out; },
-      function () { return out; });
+    if (out.name === 'QuireStoreFull' || !(tearing(err) || silent(err))) return Promise.resolve(out);
+    return room(1 << 20).then(function (ok) { return ok === null ? roomInDB(1 << 20) : ok; })
+      .then(function (ok) { return ok === false ? S.translate(err, what, true) : out; }, function () { return out; });
+  }
+  /* A write aborted with no reason at all: WebKit's answer when the disk refused the commit
+   * (measured: a write of up to 1 MB on a full disk, t.error null; a larger one says
+   * "UnknownError: Unable to store record in object store"). */
+  function silent(err) {
+    return !err || err.name === 'AbortError' || (err.name === 'Error' && err.message === 'storage transaction aborted');
+  }
+
+  /* Is there room for n bytes, asked of IndexedDB itself?  For browsers whose IndexedDB is
+   * SQLite (Firefox, WebKit: a failed write tears nothing) and that have no origin private
+   * file system (WebKitGTK, and every page from file://): n bytes committed to a scratch
+   * database, then removed.  Its database is opened once, while there is room (on a full disk
+   * making its file would fail for that reason alone).  null: cannot tell (Chromium, or no
+   * scratch database). */
+  var ROOM_DB = { name: 'room', version: 1, stores: ['kv'] };
+  var roomDB = null;
+  function openRoomDB() {
+    if (logTears || typeof indexedDB === 'undefined') return null;
+    if (!roomDB) {
+      roomDB = S.open(ROOM_DB);
+      roomDB.catch(function () { roomDB = null; });
+    }
+    return roomDB;
+  }
+  function roomInDB(n) {
+    var db = openRoomDB();
+    if (!db) return Promise.resolve(null);
+    var write = function (db, fn) {
+      return new Promise(function (resolve) {
+        var t;
+        try { t = db.transaction(['kv'], 'readwrite', { durability: 'strict' }); } catch (e) { resolve(null); return; }
+        fn(t.objectStore('kv'));
+        t.oncomplete = function () { resolve(true); };
+        t.onabort = function () { resolve(false); };
+      });
+    };
+    var probe = db.then(function (db) {
+      return write(db, function (st) { st.put(new Uint8Array(n), 'probe'); }).then(function (ok) {
+        if (ok === true) write(db, function (st) { st.clear(); });  // best effort: an empty store again
+        return ok;
+      });
+    }, function () { return null; });
+    return Promise.race([probe, new Promise(function (resolve) { setTimeout(resolve, ROOM_WAIT, null); })]);
   }
 
   /* Is there room for n bytes?  Asked of the origin private file system, which keeps its
@@ -108,6 +151,8 @@
     return roomFile;
   }
   probeFile().catch(function () { /* file://, or no room now: room() asks again */ });
+  // The page knows logTears now (the worker is told, S.logTears); opened once the other parts are in.
+  if (typeof window !== 'undefined') setTimeout(openRoomDB, 0);
   function stillFull(what) {
     var err = new Error('The disk is full: the browser could not ' + what + ' (there is still no room on the disk)');
     err.name = 'QuireStoreFull';
@@ -165,7 +210,10 @@
   S.tearing = tearing;
   S.writeFailed = writeFailed;
   /* Does this browser's IndexedDB log tear (Chromium)?  The page knows; the worker is told. */
-  S.logTears = function (flag) { if (flag !== undefined) logTears = !!flag; return logTears; };
+  S.logTears = function (flag) {
+    if (flag !== undefined) { logTears = !!flag; openRoomDB(); }
+    return logTears;
+  };
   S.room = room;
   S.roomToSeal = roomToSeal;
   S.seal = seal;
