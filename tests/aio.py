@@ -15,6 +15,23 @@ def run(awaitable):
     return asyncio.run(awaitable)
 
 
+def answered(steps, answer):
+    """A sans-I/O core (``quire.llm.ask.Steps``) run by the product's one driver,
+    ``quire.llm.ask.drive``, with a plain function as the model.
+
+    >>> from quire.llm.ask import Ask
+    >>> def one():
+    ...     return (yield Ask("q?", {}, 8))
+    >>> answered(one(), lambda ask: ask.prompt.upper())
+    'Q?'
+    """
+    from quire.llm.ask import drive
+
+    async def model(ask):
+        return answer(ask)
+    return asyncio.run(drive(steps, model))
+
+
 def drain(events) -> list:
     """Every item of an async iterator (a chat stream, a pull, an agent loop)."""
     async def collect():

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from quire.chat import doctools as d
-from quire.llm.ask import run
+from aio import answered
 from quire.model import Chunk
 from quire.study.validate import StudyError
 from quire.chat.agent import MAX_TOOL_RESULT
@@ -35,11 +35,11 @@ class FakeModel:
 
 def analyze_document(chunks, model, **kw):
     """The tool run to its result, each request answered by ``model(prompt, schema)``."""
-    return run(d.analyze_document(chunks, **kw), lambda ask: model(ask.prompt, ask.schema))
+    return answered(d.analyze_document(chunks, **kw), lambda ask: model(ask.prompt, ask.schema))
 
 
 def compare_documents(topic, chunks_a, chunks_b, model, **kw):
-    return run(d.compare_documents(topic, chunks_a, chunks_b, **kw), lambda ask: model(ask.prompt, ask.schema))
+    return answered(d.compare_documents(topic, chunks_a, chunks_b, **kw), lambda ask: model(ask.prompt, ask.schema))
 
 
 ANALYSIS = {"summary": " About cell division. ", "topics": ["mitosis", "", 3, "meiosis"],

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from quire.model import Chunk
-from quire.llm.ask import run
+from aio import answered
 from quire.study import generate as recipe
 from quire.study.schemas import schema_for
 from quire.study.select import select_chunks
@@ -32,7 +32,7 @@ class FakeModel:
 
 def generate(kind, chunks, model, **kw):
     """The recipe run to its result, each request answered by ``model(prompt, schema)``."""
-    return run(recipe.generate(kind, chunks, **kw), lambda ask: model(ask.prompt, ask.schema))
+    return answered(recipe.generate(kind, chunks, **kw), lambda ask: model(ask.prompt, ask.schema))
 
 
 MC = {"type": "multiple_choice", "question": "What does BM25 rank?", "options": ["documents", "images", "users", "ads"],

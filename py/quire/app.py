@@ -32,7 +32,6 @@ from quire.llm.events import LLMError
 from quire.services.embeddings import Embedder
 from quire.services import Methods
 from quire.services.llm import LLMService
-from quire.store import BUCKETS
 
 Emit = Callable[[dict], None]
 _METHODS = Methods()  # the services' handlers by the page's name, imported on first use
@@ -251,4 +250,4 @@ def unstemmed_relevance(query: str, text: str) -> float:
     return round(best, 3)
 
 
-__all__ = ["Quire", "LibraryError", "TrainCancelled", "BUCKETS"]
+__all__ = ["Quire"]

@@ -38,7 +38,7 @@ from quire.retrieval import segments
 from quire.retrieval.index import HybridIndex
 from quire.source_table import SourceTable
 from quire.store import StoreFullError, full_message
-from quire.training import LANGUAGES, TrainCancelled, Trainer
+from quire.training import LANGUAGES, Trainer
 
 def _unique_name(name: str, taken: set[str]) -> str:
     """``notes.pdf`` -> ``notes (2).pdf`` when the name is taken by other content."""
@@ -420,4 +420,4 @@ class Library:
                       key=lambda r: -r[1])[:n]
 
 
-__all__ = ["Library", "LibraryError", "TrainCancelled"]
+__all__ = ["Library"]

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from quire.errors import QuireError
-from quire.library import LANGUAGES
+from quire.training import LANGUAGES
 from quire.model import chunk_id, sha256_hex
 from quire.retrieval.dense import cache_key
 from quire.retrieval.index import HybridIndex

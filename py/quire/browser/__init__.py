@@ -96,7 +96,7 @@ async def _warm(library) -> None:
         await library.vectors_ready()
         await library.load_chunks()
     except Exception as exc:  # a full disk or a closed connection: searches read what they need
-        js.console.warn(f"Quire: reading every passage into memory stopped: {exc}")
+        js.console.warn(f"Quire: reading every passage into memory stopped: {exc}\n{errors.traceback_of(exc)}")
 
 
 async def _restore(engine) -> bool:

@@ -3,12 +3,12 @@
 ``analyze_document`` and ``compare_documents`` ask the model outside the agent loop, one
 structured request each (asked once more if the answer is no JSON object).  They never
 call it: they yield a ``quire.llm.ask.Ask`` and are sent the reply (``services.chat``
-drives them against the chat's model; tests ``run`` them against a fake).
+drives them against the chat's model; tests drive them against a fake).
 
->>> from quire.llm.ask import run
->>> def fake(ask):
+>>> import asyncio; from quire.llm.ask import drive
+>>> async def fake(ask):
 ...     return '{"summary": "About cells.", "topics": ["mitosis"], "entities": [], "key_facts": [{"fact": "Cells divide.", "citations": [1]}]}'
->>> out = run(analyze_document([{"chunk_id": "bio:0", "location": {"page": 2}, "text": "Cells divide by mitosis."}], document="bio.pdf"), fake)
+>>> out = asyncio.run(drive(analyze_document([{"chunk_id": "bio:0", "location": {"page": 2}, "text": "Cells divide by mitosis."}], document="bio.pdf"), fake))
 >>> out["topics"], out["key_facts"][0]["sources"]
 (['mitosis'], [{'chunk_id': 'bio:0', 'location_label': 'p. 2'}])
 """

@@ -60,6 +60,7 @@ def _has_image(resources, depth: int = 0) -> bool:
             if obj.get("/Subtype") == "/Form" and depth < 3 and _has_image(obj.get("/Resources"), depth + 1):
                 return True
     except Exception:  # a broken resource dictionary must not sink the page
+        _log.debug("unreadable resources while looking for images", exc_info=True)
         return False
     return False
 
@@ -139,8 +140,8 @@ def read_pdf(data: bytes, name: str, limits: Limits = Limits(),
         title = ""
         try:
             title = _CONTROL.sub("", reader.metadata.title or "").strip() if reader.metadata else ""
-        except Exception:
-            pass
+        except Exception:  # a broken info dictionary: the document simply has no title
+            _log.debug("unreadable PDF metadata", exc_info=True)
     units = toc.mark_pages(units)  # TOC pages stay searchable but are flagged for the study tools
     if ocr_pages:
         warnings.append(f"{len(ocr_pages)} of {count} pages have little or no text (scanned?) and need OCR")

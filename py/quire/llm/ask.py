@@ -4,17 +4,15 @@ Study generation (``quire.study.generate``) and the document tools (``quire.chat
 never call a model.  They are generators: each structured request is ``reply = yield
 Ask(prompt, schema, max_tokens)``, and what comes back is the model's text (a
 ``quire.study.generate.CutReply`` when the server cut it at ``max_tokens``).  The code
-that owns the connection runs them: ``drive`` with an async ``answer(ask)`` (the page,
-CPython, the real-server tests: all through ``services.study`` / ``services.chat``),
-``run`` with a synchronous one (unit tests, scripts).  A core that fails raises from
-inside the generator, as any function would.
+that owns the connection runs them: ``drive``, the one driver, with an async ``answer(ask)``: the page, CPython and the
+real-server tests (all through ``services.study`` / ``services.chat``), and the unit
+tests with a fake model.  A core that fails raises from inside the generator, as any
+function would.
 
 >>> def two_questions():
 ...     first = yield Ask("first?", {"type": "object"}, 16)
 ...     second = yield Ask("second?", {"type": "object"}, 16)
 ...     return first + second
->>> run(two_questions(), lambda ask: ask.prompt.upper())
-'FIRST?SECOND?'
 >>> import asyncio
 >>> async def model(ask):
 ...     return ask.prompt[:-1]
@@ -41,18 +39,9 @@ class Ask:
 Steps = Generator[Ask, str, Any]
 
 
-def run(steps: Steps, answer: Callable[[Ask], str]):
-    """Run ``steps`` to its result, answering each ``Ask`` with ``answer(ask)``."""
-    try:
-        ask = next(steps)
-        while True:
-            ask = steps.send(answer(ask))
-    except StopIteration as done:
-        return done.value
-
-
 async def drive(steps: Steps, answer: Callable[[Ask], Awaitable[str]]):
-    """``run`` for an async ``answer``: the one way the product asks the model for pure code."""
+    """Run ``steps`` to its result, answering each ``Ask`` with ``await answer(ask)``: the one
+    way the product asks the model for pure code."""
     try:
         ask = next(steps)
         while True:

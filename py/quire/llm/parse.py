@@ -256,9 +256,11 @@ class OpenAIDecoder:
             raise self.reply.error("the server closed the stream before the reply finished", "stream")
         return tail + self._end()  # llama.cpp variants that omit [DONE]
 
+    def whole(self, obj: dict) -> list:
+        """Events of a reply that came in one piece (a non-streamed chat.completion object)."""
+        return self.reply.add(self._chunk(obj)) + self._end()
+
 
 def openai_reply_events(obj: dict) -> list:
     """Events of a non-streamed chat.completion object."""
-    d = OpenAIDecoder()
-    events = d.reply.add(d._chunk(obj)) + d._end()
-    return events
+    return OpenAIDecoder().whole(obj)

@@ -404,30 +404,29 @@ class BM25Index:
         self._stale = True  # N, avgdl and the norms: O(rows) on the first search
         return self
 
+    @classmethod
+    def from_parts(cls, terms: list[str], ids: np.ndarray, alive: np.ndarray, dl: np.ndarray, postings: Postings,
+                   k1: float = K1, b: float = B) -> BM25Index:
+        """A BM25Index over stored postings (``quire.retrieval.segments``): nothing re-tokenized or
+        re-sorted; the first search refreshes N, avgdl and the row norms (O(rows))."""
+        self = cls(k1=k1, b=b)
+        self.vocab.update(zip(terms, range(len(terms))))
+        self._ids, self._alive, self._dl, self._counts = ids, alive, dl, postings
+        self._row_of = dict(zip(ids[alive].tolist(), np.flatnonzero(alive).tolist()))
+        self._stale = True
+        return self
 
-def from_parts(terms: list[str], ids: np.ndarray, alive: np.ndarray, dl: np.ndarray, postings: Postings,
-               k1: float = K1, b: float = B) -> BM25Index:
-    """A BM25Index over stored postings (``quire.retrieval.segments``): nothing re-tokenized or
-    re-sorted; the first search refreshes N, avgdl and the row norms (O(rows))."""
-    index = BM25Index(k1=k1, b=b)
-    index.vocab.update(zip(terms, range(len(terms))))
-    index._ids, index._alive, index._dl, index._counts = ids, alive, dl, postings
-    index._row_of = dict(zip(ids[alive].tolist(), np.flatnonzero(alive).tolist()))
-    index._stale = True
-    return index
-
-
-def live_postings(index: BM25Index) -> tuple[np.ndarray, np.ndarray, Postings]:
-    """``(ids, dl, postings)`` of the live rows only, renumbered (what a merged segment stores)."""
-    index._merge_tail()
-    keep = np.flatnonzero(index._alive)
-    if keep.shape[0] == index._alive.shape[0]:
-        return index._ids, index._dl, index._counts
-    new_row = np.cumsum(index._alive) - 1
-    c = index._counts
-    live = index._alive[c.indices]
-    cols = np.repeat(np.arange(c.n_cols, dtype=np.int64), np.diff(c.indptr).astype(np.intp))[live]
-    indptr = np.zeros(c.n_cols + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cols.astype(np.intp), minlength=c.n_cols), out=indptr[1:])
-    postings = Postings(c.data[live], new_row[c.indices[live]].astype(np.int32), indptr, keep.shape[0])
-    return index._ids[keep], index._dl[keep], postings
+    def live_postings(self) -> tuple[np.ndarray, np.ndarray, Postings]:
+        """``(ids, dl, postings)`` of the live rows only, renumbered (what a merged segment stores)."""
+        self._merge_tail()
+        keep = np.flatnonzero(self._alive)
+        if keep.shape[0] == self._alive.shape[0]:
+            return self._ids, self._dl, self._counts
+        new_row = np.cumsum(self._alive) - 1
+        c = self._counts
+        live = self._alive[c.indices]
+        cols = np.repeat(np.arange(c.n_cols, dtype=np.int64), np.diff(c.indptr).astype(np.intp))[live]
+        indptr = np.zeros(c.n_cols + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cols.astype(np.intp), minlength=c.n_cols), out=indptr[1:])
+        postings = Postings(c.data[live], new_row[c.indices[live]].astype(np.int32), indptr, keep.shape[0])
+        return self._ids[keep], self._dl[keep], postings

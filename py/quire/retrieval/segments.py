@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bm25 import Postings, from_parts, live_postings
+from .bm25 import BM25Index, Postings
 
 FORMAT = 2
 MANIFEST = "manifest"
@@ -173,7 +173,7 @@ def snapshot(index, extra_keys=()) -> Plan:
     dead rows dropped, every other key of the bucket (``extra_keys`` too) deleted."""
     stored = index.stored or Stored.empty()
     gen = stored.manifest["next"]
-    serials, dl, postings = live_postings(index.bm25)
+    serials, dl, postings = index.bm25.live_postings()
     serials = np.asarray(serials, dtype=np.int64)
     codes = index.row_source[serials] if serials.shape[0] else np.empty(0, np.int32)
     order, row_source = np.unique(codes, return_inverse=True)
@@ -269,7 +269,7 @@ def load(values: dict, tokenizers=None):
     source_of = np.where(source_of < 0, dead, source_of).astype(np.int32)
     alive = np.concatenate(live_parts) if live_parts else np.empty(0, bool)
     dl = np.concatenate(dl_parts) if dl_parts else np.empty(0, np.int32)
-    index.bm25 = from_parts(list(vocab), np.arange(n, dtype=np.int64), alive, dl, postings,
+    index.bm25 = BM25Index.from_parts(list(vocab), np.arange(n, dtype=np.int64), alive, dl, postings,
                             k1=index.bm25.k1, b=index.bm25.b)
     index.bm25.added = []
     index.by_code = [{"id": sid, "category": src[sid].get("category"), "language": src[sid].get("language") or "en",

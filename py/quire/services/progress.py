@@ -189,8 +189,8 @@ class ProgressService:
         for event in events:
             try:
                 es.append(normalise(event, now_ms()))
-            except Exception as exc:
-                log.warning("progress not recorded: %s", exc)
+            except Exception as exc:  # an action that does not check out (or a bug): logged whole
+                log.warning("progress not recorded: %s", exc, exc_info=True)
                 if len(events) == 1:
                     return {"recorded": False, "awarded": [], "error": str(exc)}
         try:
@@ -203,7 +203,7 @@ class ProgressService:
             return {"recorded": False, "awarded": [], "error": "Storage is full, so this action was not added to "
                     "your progress (the action itself worked). Free space in Privacy or Library."}
         except Exception as exc:
-            log.warning("progress not recorded: %s", exc)
+            log.warning("progress not recorded: %s", exc, exc_info=True)
             return {"recorded": False, "awarded": [], "error": str(exc)}
         return {"recorded": True, "events": es}
 
@@ -211,7 +211,7 @@ class ProgressService:
         try:
             return await self.check(now=max(t, now_ms()))
         except Exception as exc:  # a badge problem must not look like a failed action either
-            log.warning("badges not evaluated: %s", exc)
+            log.warning("badges not evaluated: %s", exc, exc_info=True)
             return []
 
     def on_action(self, event: dict):

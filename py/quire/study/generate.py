@@ -1,14 +1,14 @@
 """The recipe for LLM-made study material: select, prompt, call, validate, retry.
 
 ``generate`` never calls a model: it yields each request as a ``quire.llm.ask.Ask`` and is
-sent the reply (``quire.llm.ask.drive`` runs it against a chat client with ``format=schema``;
-tests ``run`` it against a fake).
+sent the reply (``quire.llm.ask.drive`` runs it against a chat client with ``format=schema``,
+and against a fake in tests).
 
->>> from quire.llm.ask import run
->>> def fake(ask):
+>>> import asyncio; from quire.llm.ask import drive
+>>> async def fake(ask):
 ...     return '{"cards": [{"type": "basic", "front": "What is BM25?", "back": "A ranking function.", "citations": [1]}]}'
 >>> from quire.model import Chunk
->>> out = run(generate("flashcards", [Chunk("doc", {"page": 1}, 0, 40, "BM25 is a ranking function.")], count=1), fake)
+>>> out = asyncio.run(drive(generate("flashcards", [Chunk("doc", {"page": 1}, 0, 40, "BM25 is a ranking function.")], count=1), fake))
 >>> out["items"][0]["chunk_ids"], out["report"]["kept"]
 (['doc:0'], 1)
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 
 from quire.errors import InvalidInput
 from quire.study.items import item_id
@@ -11,6 +12,8 @@ from quire.study.validate import StudyError
 from .common import record_action, load_set, save_set
 from .generation import new_set_record
 from .sets import set_view
+
+log = logging.getLogger("quire.study")
 
 
 # ---------------------------------------------------------------- exports and imports
@@ -79,6 +82,7 @@ async def _import(engine, ctx, filename, title=None):
         except MemoryError:
             raise StudyError(f"{filename} is too large to read in this browser tab's memory.") from None
         except Exception as exc:  # a bug or an odd file: still say which file and what it is not
+            log.error("%s could not be read as an Anki deck", filename, exc_info=True)
             raise StudyError(f"{filename} could not be read as an Anki deck ({type(exc).__name__}: {exc}).") from None
         cards, deck_name = deck.cards, deck.name
     elif lower.endswith((".csv", ".txt", ".tsv")):
