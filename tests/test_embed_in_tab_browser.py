@@ -152,8 +152,9 @@ def test_writes_never_wait_for_the_embedding_a_reload_resumes_and_keywords_only_
     during = page.evaluate("""async () => { const s = (await quire.sources()).find(x => x.name === 'note-3.md');
       await quire.setCategory(s.id, 'Rocks'); return window.__news[window.__news.length - 1]; }""")
     assert during["state"] == "running" and during["done"] < N, during
-    # So does a search: its query vector waits for one batch in the embedder's worker, and the
-    # passages embedded so far take part by meaning (dense_rank), the others by keywords.
+    # So does a search: its query vector waits for at most one batch in the embedder's worker (none
+    # once the run's second engine for queries is up), and the passages embedded so far take part
+    # by meaning (dense_rank), the others by keywords.
     found = page.evaluate("""async () => { const hits = await quire.search('Where do rivers carry the sand?');
       return {hits, last: window.__news[window.__news.length - 1]}; }""")
     assert found["last"]["state"] == "running" and found["last"]["done"] < N, found["last"]

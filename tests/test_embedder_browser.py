@@ -28,7 +28,8 @@ def open_page(browser, url: str, log: PageLog):
 
 def test_a_query_waits_for_one_batch_of_passages_at_most_and_a_job_can_be_cancelled(browser, built_dist, serve):
     """Background embedding must not hold up a search: the worker takes query jobs first between
-    batches.  An AbortSignal stops a passage job; a kind that is not e5's is refused by name."""
+    batches, and with a second engine for queries (prepareQueries) a query waits for none.  An
+    AbortSignal stops a passage job; a kind that is not e5's is refused by name."""
     log = PageLog()
     page, _ = open_page(browser, serve(built_dist).url, log)
     out = page.evaluate("""async (passages) => {
@@ -46,7 +47,25 @@ def test_a_query_waits_for_one_batch_of_passages_at_most_and_a_job_can_be_cancel
             .then(() => 'finished', e => e.kind);
         const refused = await QuireEmbedder.embed(['x'], 'document').then(() => null, e => e.message);
         const after = (await QuireEmbedder.embed(['still working'], 'passage')).length;
-        return {order, doneAtQuery, counts, cancelled, refused, after};
+        // With a second engine for queries (the background embedding's, api.js), a query asked while
+        // passages are on their way is answered by it, not after a batch: the same vector as the
+        // main engine's, and the passages still have all their batches to go.
+        const alone = (await QuireEmbedder.embed('How do cells divide?', 'query'))[0];
+        const servedBefore = QuireEmbedder.stats().served;
+        await QuireEmbedder.prepareQueries();
+        let doneNow = 0;
+        const order2 = [];
+        const bulk2 = QuireEmbedder.embed(many, 'passage', {onProgress: p => { doneNow = p.done; }})
+            .then(v => { order2.push('passages'); return v.length; });
+        const asked = (await QuireEmbedder.embed('How do cells divide?', 'query'))[0];
+        order2.push('query');
+        const doneAtQuery2 = doneNow;
+        await bulk2;
+        const served = QuireEmbedder.stats().served;
+        const same = asked.length === alone.length && asked.every((x, i) => x === alone[i]);
+        QuireEmbedder.releaseQueries();
+        return {order, doneAtQuery, counts, cancelled, refused, after, order2, doneAtQuery2, same,
+                servedBefore, served, loadedAfterRelease: QuireEmbedder.stats().queriesLoaded};
     }""", PASSAGES)
     page.context.close()
     print(json.dumps(out))
@@ -55,6 +74,10 @@ def test_a_query_waits_for_one_batch_of_passages_at_most_and_a_job_can_be_cancel
     assert out["cancelled"] == "cancelled", out
     assert "'query', 'passage'" in out["refused"], out
     assert out["after"] == 1, out  # the worker still answers after a cancel
+    assert out["order2"] == ["query", "passages"] and out["same"], out
+    assert out["served"]["queries"] == out["servedBefore"]["queries"] + 1, out  # the query engine answered it
+    assert out["doneAtQuery2"] < 48, out
+    assert out["loadedAfterRelease"] is False, out
     assert not log.errors, log.errors
 
 

@@ -12,10 +12,14 @@
  *                                                onProgress({fraction, stage, loaded, total}) as the 72 MB arrive
  *   QuireEmbedder.embed(texts, kind, opts)    -> [Float32Array(384), ...], one per text; kind 'query' or 'passage';
  *                                                opts.onProgress({done, total}), opts.signal (an AbortSignal) cancels
- *   QuireEmbedder.unload()                    -> stops the worker and frees its memory (load() starts it again)
+ *   QuireEmbedder.unload()                    -> stops the workers and frees their memory (load() starts it again)
+ *   QuireEmbedder.prepareQueries()            -> starts a second worker for queries (resolves once it is ready);
+ *   QuireEmbedder.releaseQueries()               kept until as many releases: the background embedding holds it
+ *   QuireEmbedder.stats()                     -> {queriesLoaded, served: {main, queries}}
  *
  * Errors are Errors named 'EmbedderError' with a kind: not-included | missing | damaged | engine | cancelled.
- * A query asked while passages are being embedded waits for at most one small batch of them.
+ * A query asked while passages are being embedded goes to the query worker when it is ready; otherwise
+ * it waits for at most one small batch of them (the worker takes query jobs first between batches).
  */
 (function () {
   'use strict';
@@ -62,114 +66,191 @@
     });
   }
 
-  /* ---------------- the worker ---------------- */
+  /* ---------------- the workers ---------------- */
 
-  var worker = null;
-  var ready = null;
-  var dim = 0;
-  var pending = {};   // embed calls by id
-  var waiting = {};   // 'started' and 'ready', while the worker starts
-  var nextId = 1;
+  /* One e5 engine in a worker of its own.  The tab has one for everything, and while passages are
+   * being embedded in the background (prepareQueries) a second one for queries, so a search never
+   * waits behind a batch of passages: a batch is one forward pass of up to 1,500 characters,
+   * seconds in WebAssembly, and cannot be cut short. */
+  function Engine(label) {
+    var worker = null;
+    var ready = null;
+    var up = false;     // loaded and answering
+    var generation = 0; // unload() ends the load on its way: its next step sees a newer generation
+    var dim = 0;
+    var pending = {};   // embed calls by id
+    var waiting = {};   // 'started' and 'ready', while the worker starts
+    var nextId = 1;
 
-  function answer(e) {
-    var msg = e.data;
-    if (msg.type === 'started' || msg.type === 'ready') {
-      if (waiting[msg.type]) waiting[msg.type].resolve(msg);
-      return;
+    function answer(e) {
+      var msg = e.data;
+      if (msg.type === 'started' || msg.type === 'ready') {
+        if (waiting[msg.type]) waiting[msg.type].resolve(msg);
+        return;
+      }
+      var call = msg.id != null && pending[msg.id];
+      if (msg.type === 'error' && !call) {  // the worker could not start (a call's own errors name its id)
+        var err = embedderError('engine', TEXT.engine + msg.message);
+        Object.keys(waiting).forEach(function (k) { waiting[k].reject(err); });
+        return;
+      }
+      if (!call) return;
+      if (msg.type === 'progress') {
+        if (call.onProgress) call.onProgress({ done: msg.done, total: call.n });
+        return;
+      }
+      delete pending[msg.id];
+      if (msg.type === 'vectors') {
+        var out = [];
+        for (var i = 0; i < call.n; i++) out.push(msg.data.slice(i * dim, (i + 1) * dim));
+        call.resolve(out);
+      } else if (msg.cancelled) {
+        call.reject(embedderError('cancelled', TEXT.cancelled));
+      } else {
+        call.reject(embedderError('engine', TEXT.engine + msg.message));
+      }
     }
-    var call = msg.id != null && pending[msg.id];
-    if (msg.type === 'error' && !call) {  // the worker could not start (a call's own errors name its id)
-      var err = embedderError('engine', TEXT.engine + msg.message);
+
+    function waitFor(type) {
+      return new Promise(function (resolve, reject) { waiting[type] = { resolve: resolve, reject: reject }; });
+    }
+
+    /** Loads the engine (progress by bytes), then the weights part by part straight into the worker. */
+    function load(onProgress) {
+      if (!available()) return Promise.reject(embedderError('not-included', TEXT.notIncluded));
+      if (ready) return ready;
+      var t0 = performance.now();
+      var parts = weightParts();
+      var size = function (name) { return B.assets[name].size; };
+      var weightBytes = parts.reduce(function (n, name) { return n + size(name); }, 0);
+      var total = size(FILES.worker) + size(FILES.wasm) + weightBytes;
+      var loaded = 0;
+      function progress(stage) {
+        if (onProgress) onProgress({ fraction: Math.min(1, loaded / total), stage: stage, loaded: loaded, total: total });
+      }
+      progress('Loading the embedding model');
+      var mine = ++generation;
+      var current = function (value) {
+        if (mine !== generation) throw embedderError('cancelled', TEXT.cancelled);
+        return value;
+      };
+      ready = Promise.all([loadFile(FILES.worker), loadFile(FILES.wasm)]).then(current).then(function (buffers) {
+        loaded += buffers[0].byteLength + buffers[1].byteLength;
+        progress('Loading the embedding model');
+        worker = new Worker(URL.createObjectURL(new Blob([buffers[0]], { type: 'text/javascript' })), { name: label });
+        worker.onmessage = answer;
+        worker.onerror = function (e) {
+          var err = embedderError('engine', TEXT.engine + (e.message || 'the worker stopped'));
+          Object.keys(waiting).forEach(function (k) { waiting[k].reject(err); });
+          Object.keys(pending).forEach(function (id) { pending[id].reject(err); delete pending[id]; });
+        };
+        var started = waitFor('started');
+        worker.postMessage({ type: 'init', wasm: buffers[1], weightBytes: weightBytes }, [buffers[1]]);
+        return started;
+      }).then(function () {
+        // One part at a time: the page never holds more than 8 MB of the weights.
+        var offset = 0;
+        return parts.reduce(function (chain, name) {
+          return chain.then(function () { return loadFile(name); }).then(current).then(function (bytes) {
+            var at = offset;
+            offset += bytes.byteLength;
+            worker.postMessage({ type: 'weights', offset: at, bytes: bytes }, [bytes]);
+            loaded += size(name);
+            progress('Loading the embedding model');
+          });
+        }, Promise.resolve());
+      }).then(current).then(function () {
+        progress('Starting the embedding model');
+        var up = waitFor('ready');
+        worker.postMessage({ type: 'load' });
+        return up;
+      }).then(function (msg) {
+        waiting = {};
+        dim = msg.dim;
+        up = true;
+        return { ms: Math.round(performance.now() - t0), startMs: msg.ms, warmed: msg.warmed, warmMs: msg.warmMs, dim: dim };
+      });
+      ready.catch(function () { if (mine === generation) unload(); });  // a later call may try again
+      return ready;
+    }
+
+    function unload() {
+      if (worker) worker.terminate();
+      worker = null;
+      ready = null;
+      up = false;
+      generation += 1;
+      var err = embedderError('cancelled', TEXT.cancelled);
       Object.keys(waiting).forEach(function (k) { waiting[k].reject(err); });
-      return;
+      waiting = {};
+      Object.keys(pending).forEach(function (id) { pending[id].reject(err); delete pending[id]; });
     }
-    if (!call) return;
-    if (msg.type === 'progress') {
-      if (call.onProgress) call.onProgress({ done: msg.done, total: call.n });
-      return;
+
+    var passageJobs = 0;  // passage jobs asked for and not yet settled (counted from the call on)
+    function embed(texts, kind, opts) {
+      if (kind === 'passage') {
+        passageJobs += 1;
+        var settled = function () { passageJobs -= 1; };
+        var job = run(texts, kind, opts);
+        job.then(settled, settled);
+        return job;
+      }
+      return run(texts, kind, opts);
     }
-    delete pending[msg.id];
-    if (msg.type === 'vectors') {
-      var out = [];
-      for (var i = 0; i < call.n; i++) out.push(msg.data.slice(i * dim, (i + 1) * dim));
-      call.resolve(out);
-    } else if (msg.cancelled) {
-      call.reject(embedderError('cancelled', TEXT.cancelled));
-    } else {
-      call.reject(embedderError('engine', TEXT.engine + msg.message));
+    function run(texts, kind, opts) {
+      return load().then(function () {
+        var id = nextId++;
+        return new Promise(function (resolve, reject) {
+          pending[id] = { resolve: resolve, reject: reject, n: texts.length, onProgress: opts.onProgress };
+          worker.postMessage({ type: 'embed', id: id, texts: texts, query: kind === 'query' });
+          if (opts.signal) {
+            opts.signal.addEventListener('abort', function () {
+              if (pending[id] && worker) worker.postMessage({ type: 'cancel', id: id });
+            }, { once: true });
+          }
+        });
+      });
     }
+
+    return {
+      load: load, unload: unload, embed: embed,
+      loaded: function () { return up; },
+      /* Is a job of passages on its way here (so a query would wait behind its batch)? */
+      busy: function () { return passageJobs > 0; },
+    };
   }
 
-  function waitFor(type) {
-    return new Promise(function (resolve, reject) { waiting[type] = { resolve: resolve, reject: reject }; });
-  }
+  var main = Engine('quire-embedder');
+  var queries = null;      // the second engine, while prepareQueries holds it
+  var queryHolders = 0;
+  var served = { main: 0, queries: 0 };  // queries answered by each engine (stats)
 
-  /** Loads the engine (progress by bytes), then the weights part by part straight into the worker. */
   function load(onProgress) {
     if (onProgress && typeof onProgress === 'object') onProgress = onProgress.onProgress;
-    if (!available()) return Promise.reject(embedderError('not-included', TEXT.notIncluded));
-    if (ready) return ready;
-    var t0 = performance.now();
-    var parts = weightParts();
-    var size = function (name) { return B.assets[name].size; };
-    var weightBytes = parts.reduce(function (n, name) { return n + size(name); }, 0);
-    var total = size(FILES.worker) + size(FILES.wasm) + weightBytes;
-    var loaded = 0;
-    function progress(stage) {
-      if (onProgress) onProgress({ fraction: Math.min(1, loaded / total), stage: stage, loaded: loaded, total: total });
-    }
-    progress('Loading the embedding model');
-    var startMs = 0;
-    ready = Promise.all([loadFile(FILES.worker), loadFile(FILES.wasm)]).then(function (buffers) {
-      loaded += buffers[0].byteLength + buffers[1].byteLength;
-      progress('Loading the embedding model');
-      worker = new Worker(URL.createObjectURL(new Blob([buffers[0]], { type: 'text/javascript' })), { name: 'quire-embedder' });
-      worker.onmessage = answer;
-      worker.onerror = function (e) {
-        var err = embedderError('engine', TEXT.engine + (e.message || 'the worker stopped'));
-        Object.keys(waiting).forEach(function (k) { waiting[k].reject(err); });
-        Object.keys(pending).forEach(function (id) { pending[id].reject(err); delete pending[id]; });
-      };
-      var started = waitFor('started');
-      worker.postMessage({ type: 'init', wasm: buffers[1], weightBytes: weightBytes }, [buffers[1]]);
-      return started;
-    }).then(function () {
-      // One part at a time: the page never holds more than 8 MB of the weights.
-      var offset = 0;
-      return parts.reduce(function (chain, name) {
-        return chain.then(function () { return loadFile(name); }).then(function (bytes) {
-          var at = offset;
-          offset += bytes.byteLength;
-          worker.postMessage({ type: 'weights', offset: at, bytes: bytes }, [bytes]);
-          loaded += size(name);
-          progress('Loading the embedding model');
-        });
-      }, Promise.resolve());
-    }).then(function () {
-      progress('Starting the embedding model');
-      var up = waitFor('ready');
-      worker.postMessage({ type: 'load' });
-      return up;
-    }).then(function (msg) {
-      waiting = {};
-      dim = msg.dim;
-      startMs = msg.ms;
-      return { ms: Math.round(performance.now() - t0), startMs: startMs, warmed: msg.warmed, warmMs: msg.warmMs, dim: dim };
-    });
-    ready.catch(function () { unload(); });  // a later call may try again
-    return ready;
+    return main.load(onProgress);
   }
 
   function unload() {
-    if (worker) worker.terminate();
-    worker = null;
-    ready = null;
-    waiting = {};
-    var err = embedderError('cancelled', TEXT.cancelled);
-    Object.keys(pending).forEach(function (id) { pending[id].reject(err); delete pending[id]; });
+    main.unload();
+    if (queries) queries.unload();
+    queries = null;
+    queryHolders = 0;
   }
 
-  /** Vectors of `texts` (strings) as e5 'query' or 'passage' texts, one Float32Array each. */
+  /** A second engine for queries, started now (in the background: no progress) and kept until
+   * releaseQueries: for as long as passages are embedded in the background. */
+  function prepareQueries() {
+    queryHolders += 1;
+    if (!queries) queries = Engine('quire-embedder-queries');
+    return queries.load();
+  }
+  function releaseQueries() {
+    queryHolders = Math.max(0, queryHolders - 1);
+    if (!queryHolders && queries) { queries.unload(); queries = null; }
+  }
+
+  /** Vectors of `texts` (strings) as e5 'query' or 'passage' texts, one Float32Array each.  A
+   * query goes to the query engine when passages are on their way in the main one and it is ready. */
   function embed(texts, kind, opts) {
     opts = opts || {};
     if (KINDS.indexOf(kind) < 0) {
@@ -178,20 +259,18 @@
     texts = typeof texts === 'string' ? [texts] : Array.prototype.map.call(texts || [], String);
     if (!texts.length) return Promise.resolve([]);
     if (opts.signal && opts.signal.aborted) return Promise.reject(embedderError('cancelled', TEXT.cancelled));
-    return load().then(function () {
-      var id = nextId++;
-      return new Promise(function (resolve, reject) {
-        pending[id] = { resolve: resolve, reject: reject, n: texts.length, onProgress: opts.onProgress };
-        worker.postMessage({ type: 'embed', id: id, texts: texts, query: kind === 'query' });
-        if (opts.signal) {
-          opts.signal.addEventListener('abort', function () {
-            if (pending[id] && worker) worker.postMessage({ type: 'cancel', id: id });
-          }, { once: true });
-        }
-      });
-    });
+    var engine = main;
+    if (kind === 'query' && queries && queries.loaded() && main.busy()) engine = queries;
+    if (kind === 'query') served[engine === main ? 'main' : 'queries'] += 1;
+    return engine.embed(texts, kind, opts);
+  }
+
+  /** {queriesLoaded, served: {main, queries}}: which engine answered the queries so far. */
+  function stats() {
+    return { queriesLoaded: !!(queries && queries.loaded()), served: { main: served.main, queries: served.queries } };
   }
 
   self.QuireEmbedder = { available: available, load: load, embed: embed, unload: unload,
+                         prepareQueries: prepareQueries, releaseQueries: releaseQueries, stats: stats,
                          FILES: FILES, MODEL: MODEL, KINDS: KINDS, TEXT: TEXT };
 })();
