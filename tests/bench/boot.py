@@ -224,7 +224,7 @@ def main() -> int:
           f"< {TARGETS['engine_warm']} s warm, every engine within {TARGETS['engine_vs_chromium']}× of Chromium, "
           f"bundle < {TARGETS['bundle_mb']} MB")
     report = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "commit": commit,
-              "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+              "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                           "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in load_after]},
               "browsers": versions, "runs": args.runs, "seconds": table, "raw_ms": raw, "bytes": sizes, "targets": TARGETS,
               "skipped": skipped, "bench_seconds": round(time.time() - started, 1)}

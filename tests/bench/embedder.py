@@ -150,7 +150,8 @@ def main() -> int:
     tab_s, native_s = statistics.median(tab_rounds), statistics.median(native_rounds)
     tab_q, native_q = statistics.median(tab_query_ms), statistics.median(native_query_ms)
     result = {
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_average": load_average,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                    "load_average": load_average,
                     "chromium": chromium},
         "commit": git_commit(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "passages": {"source": source, "count": len(texts), "tokens": tokens,

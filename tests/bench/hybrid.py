@@ -38,6 +38,7 @@ sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
 
+import provenance  # noqa: E402
 import retrieval_core as core  # noqa: E402
 from e5_cache import CACHE, MODEL, cached  # noqa: E402
 from retrieval import load_scifact  # noqa: E402
@@ -157,13 +158,15 @@ def main() -> None:
     ap.add_argument("--browser-out", type=Path, default=HERE / "results" / "hybrid-browser.json")
     args = ap.parse_args()
     corpus, queries, qrels = load_scifact(args.data)
+    machine, loads = provenance.machine(), [provenance.load()]
     t0 = time.perf_counter()
     docs, qvecs = load_vectors(corpus, queries, qrels)
     if args.browser:
         r = browser_rows(corpus, queries, qrels, docs, qvecs, args.browser, args.browser_queries, args.dist)
         print_browser(r)
+        loads.append(provenance.load())
         args.browser_out.parent.mkdir(parents=True, exist_ok=True)
-        args.browser_out.write_text(json.dumps({"model": MODEL, **r}, indent=1))
+        args.browser_out.write_text(json.dumps({"machine": machine, "load": loads, "model": MODEL, **r}, indent=1))
         print(f"wrote {args.browser_out}\n")
         if args.browser_only:
             return
@@ -178,7 +181,9 @@ def main() -> None:
             print(f"{label:<32}{value:>9.4f}")
     print(f"({time.perf_counter() - t0:.0f} s)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"model": MODEL, "complete": complete, "status": status, "rows": rows}, indent=1))
+    loads.append(provenance.load())
+    args.out.write_text(json.dumps({"machine": machine, "load": loads, "model": MODEL, "complete": complete, "status": status,
+                                    "rows": rows}, indent=1))
     print(f"wrote {args.out}")
 
 

@@ -15,14 +15,13 @@ import argparse
 import base64
 import json
 import os
-import platform
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "py"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import provenance  # noqa: E402
 from in_browser import run_json  # noqa: E402
 DATA = Path(os.environ.get("QUIRE_DATA", ROOT.parent / "shared" / "data")) / "pdfs"
 FILES = ["acl-papers/N18-3011.pdf", "acl-papers/2020.acl-main.207.pdf", "py-pdf-sample-files/GeoTopo-komprimiert.pdf"]
@@ -68,16 +67,18 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2, help="runs per file; the best is kept")
     parser.add_argument("--out", type=Path, default=ROOT / "tests/bench/results/ingest.json")
     args = parser.parse_args()
+    machine, loads = provenance.machine(), [provenance.load()]
     cpython = on_cpython(args.repeat)
+    loads.append(provenance.load())
     browser = in_browser(args.repeat)
+    loads.append(provenance.load())
     print(f"{'file':<28} {'pages':>5} {'chunks':>6} {'browser p/s':>12} {'CPython p/s':>12} {'ratio':>6}")
     for f in FILES:
         b, c = browser[f], cpython[f]
         print(f"{Path(f).name:<28} {c['pages']:>5} {c['chunks']:>6} {b['pages_per_s']:>12.1f} {c['pages_per_s']:>12.1f} "
               f"{c['pages_per_s'] / b['pages_per_s']:>5.1f}x")
     print("target: the browser within 3x of CPython")
-    report = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "cpython": cpython, "browser": browser,
-              "python": platform.python_version(), "cpus": os.cpu_count()}
+    report = {"machine": machine, "load": loads, "cpython": cpython, "browser": browser}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
     print(f"wrote {args.out}")

@@ -214,6 +214,10 @@ def main() -> None:
     ap.add_argument("--no-browser", action="store_true", help="CPython only")
     ap.add_argument("--hybrid", action="store_true", help="also fused with cached e5 vectors (e5_cache.py --mixed)")
     args = ap.parse_args()
+    sys.path.insert(0, str(Path(__file__).parent))
+    import provenance  # here, not at the top: tests/test_retrieval_floor.py imports this file with tests/bench off sys.path
+
+    machine, loads = provenance.machine(), [provenance.load()]
     t0 = time.perf_counter()
     q = asyncio.run(build_library())
     print(f"library trained in {time.perf_counter() - t0:.1f} s: {q.library.index.n_chunks} passages")
@@ -235,11 +239,11 @@ def main() -> None:
         got = dict(zip(texts, in_browser(texts)))
         results["browser"] = score(QUESTIONS, got.__getitem__)
         results["browser_weak"] = weak_rates(QUESTIONS, UNANSWERABLE, got.__getitem__)
+        loads.append(provenance.load())
         r = results["browser"]
         print(f"{'Chromium (default)':<18}{r['hit@1']:>8.3f}{r['hit@3']:>8.3f}{r['mrr@10']:>8.3f}{r['foreign_top3']:>15}"
               f"   ({time.perf_counter() - t0:.0f} s incl. staging and Train)")
     if args.hybrid:
-        sys.path.insert(0, str(Path(__file__).parent))
         qvecs = asyncio.run(attach_vectors(q))
         if qvecs is None:
             print("hybrid: not every passage/question is embedded yet (run e5_cache.py --mixed)")
@@ -268,7 +272,8 @@ def main() -> None:
         if not r["rank"] or r["rank"] > 3:
             print(f"  rank {r['rank']}: {r['question']}  top3={r['top3']}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"results": results}, indent=1))
+    loads.append(provenance.load())
+    args.out.write_text(json.dumps({"machine": machine, "load": loads, "results": results}, indent=1))
     print(f"\nwrote {args.out}")
 
 

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE.parent))
 
 import build  # noqa: E402
+import provenance  # noqa: E402
 from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer  # noqa: E402
 from test_ocr_browser import cer, pdf_b64  # noqa: E402
 
@@ -109,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lang", default="eng", help="eng, deu or eng+deu")
     args = parser.parse_args(argv)
 
+    machine, loads = provenance.machine(), [provenance.load()]
     print(f"{'file':<15} {'pages':>5} {'s/page':>9} {'CER':>8} {'conf':>6} {'start s':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         dist = args.dist
@@ -116,11 +118,13 @@ def main(argv: list[str] | None = None) -> int:
             dist = Path(tmp) / "dist"
             if build.main(["--dist", str(dist)]) != 0:
                 return 1
+        loads.append(provenance.load())  # the bundle built
         result = run(dist, args.data / "pdfs" / "ocrmypdf-scans", args.lang)
+        loads.append(provenance.load())
     b = result["bundle"]
     print(f"OCR adds {b['packed_bytes'] / 1e6:.2f} MB to the bundle "
           f"({b['files']} packed files; {b['raw_bytes'] / 1e6:.2f} MB before packing)")
-    result.update({"lang": args.lang, "cpus": os.cpu_count(), "platform": platform.platform(),
+    result.update({"machine": machine, "load": loads, "lang": args.lang, "platform": platform.platform(),
                    "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+import provenance  # noqa: E402
 
 SIZE = 48_000
 ASSETS = ROOT / "site" / "assets"
@@ -183,8 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "bench" / "results" / "render.json")
     args = parser.parse_args(argv)
 
+    machine, loads = provenance.machine(), [provenance.load()]
     result = measure(args.runs, args.frame, args.compare)
-    result.update(machine=platform.machine(), python=platform.python_version(), chromium=CHROMIUM)
+    loads.append(provenance.load())
+    result.update(machine={**machine, "arch": platform.machine()}, load=loads, chromium=CHROMIUM)
     print(f"One render of {SIZE:,} characters (best of {args.runs}):")
     head = f"{'input':28} {'ms':>9} {'elements':>9}" + (f" {'old ms':>10}" if args.compare else "")
     print(head)

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "py"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
+import provenance  # noqa: E402
 import retrieval_core as core  # noqa: E402
 
 from quire.retrieval.dense import doc_text, model_family, query_text  # noqa: E402
@@ -134,18 +135,22 @@ def engine_only(args) -> None:
     import base64
 
     corpus, queries, qrels = load_scifact(args.data)
+    machine, loads = provenance.machine(), [provenance.load()]
     results = {"cpython": core.engine_lexical(corpus, queries, qrels)}
+    loads.append(provenance.load())
     if not args.no_browser:
         from in_browser import run_json
 
         results["browser"] = run_json(ENGINE_RUN.format(
             core=base64.b64encode((Path(__file__).parent / "retrieval_core.py").read_bytes()).decode(),
             data=base64.b64encode(json.dumps([corpus, queries, qrels]).encode()).decode()))
+        loads.append(provenance.load())
     for runtime, r in results.items():
         for mode in ("query-language", "all-languages", "row-language"):
             if mode in r:
                 print(f"{runtime:<8} {mode:<16} nDCG@10 {r[mode]['ndcg@10']:.4f}  ({r['docs']} docs, {r['passages']} passages, "
                       f"languages {r['languages']})")
+    results.update(machine=machine, load=loads)
     out = args.out.with_name("retrieval_engine.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2))
@@ -167,15 +172,19 @@ def main() -> None:
 
     corpus, queries, qrels = load_scifact(args.data)
     started = time.perf_counter()
+    loads = [provenance.load()]
     results = {
+        "machine": provenance.machine(), "load": loads,
         "env": {"python": platform.python_version(), "numpy": np.__version__, "machine": platform.machine(), "k1": K1, "b": B},
         "lexical_5k": core.lexical(corpus, queries, qrels, k1=K1, b=B),
         "lexical_scaled": core.lexical_scaled(corpus, queries, qrels, args.scale, k1=K1, b=B),
         "dense_scaled": core.dense_latency(args.scale, 768),
         "hybrid_5k": hybrid_rows(corpus, queries, qrels),
     }
+    loads.append(provenance.load())
     if not args.no_browser:
         results["browser"] = in_browser(corpus, queries, qrels, args.scale)
+        loads.append(provenance.load())
     results["runtime_s"] = time.perf_counter() - started
 
     lex, big, dense, hyb = (results[k] for k in ("lexical_5k", "lexical_scaled", "dense_scaled", "hybrid_5k"))

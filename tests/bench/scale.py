@@ -1,6 +1,6 @@
 """Storage that scales with the change: edits, reopening, search and storage on a large library.
 
-    python3 tests/bench/scale.py [--sizes 5000,100000] [--no-browser] [--no-cpython] [--dim 384]
+    python3 tests/bench/scale.py [--sizes 5000,100000] [--no-browser] [--no-cpython] [--dim 384] [--embedder]
 
 The library is real text: SciFact's 5,183 abstracts and PubMedQA's 1,000 contexts
 (``$QUIRE_DATA``, default ``../shared/data``), 40 abstracts per Markdown source (one section
@@ -17,7 +17,9 @@ tests/fixtures/pdfs, no embedding model), reopen until the first search answers,
 p50 over 200 SciFact queries (page API, and inside the engine: ``Quire.search``,
 ``Library.search``, ``HybridIndex.search``), stored bytes against the raw parts (passage
 text + BM25 postings at 6 bytes each + vectors), peak memory.  "written" is what the edit's
-commits put (``store.commit`` metered).  Prints a table; JSON goes to tests/bench/results/.
+commits put (``store.commit`` metered).  The page's own embedder is off ("None (keywords only)",
+as before it existed, so the figures stay comparable); ``--embedder`` keeps it on.  Prints a table;
+JSON (with the machine, the commit and the load) goes to tests/bench/results/scale.json.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "py"))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "bench"))
+import provenance  # noqa: E402
 
 PDF = ROOT / "tests" / "fixtures" / "pdfs" / "acl-papers" / "2020.acl-main.207.pdf"
 PER_SOURCE = 40  # abstracts per source: a ~60 KB document of ~80 passages
@@ -260,7 +264,7 @@ class _Loud(dict):
         super().__setitem__(key, value)
 
 
-def browser(srcs, qs, dim: int) -> dict:
+def browser(srcs, qs, dim: int, embed: bool = False) -> dict:
     from playwright.sync_api import sync_playwright
 
     from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer, with_test_hooks
@@ -278,6 +282,8 @@ def browser(srcs, qs, dim: int) -> dict:
             page.set_default_timeout(3_600_000)
             page.goto(with_test_hooks(server.url))  # quire.run
             page.evaluate("async () => { await window.quire.ready; }")
+            # Kept in the profile (localStorage quire.embed.tab), so the reopened tabs below have the same choice.
+            page.evaluate(f"quire.embedInTab({'true' if embed else 'false'}).then(() => 0)")
             page.evaluate("quire.setKeepOriginals(false)")
             t = time.perf_counter()
             for i in range(0, len(srcs), 20):
@@ -370,6 +376,7 @@ ROWS = [
 
 
 def table(results: dict) -> str:
+    results = results.get("sizes", {})
     cols = [(size, eng) for size, per in results.items() for eng in per]
     lines = ["| measure | " + " | ".join(f"{eng} {int(size):,}" for size, eng in cols) + " |",
              "|---" * (len(cols) + 1) + "|"]
@@ -390,6 +397,7 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--no-cpython", action="store_true")
+    parser.add_argument("--embedder", action="store_true", help="keep the page's in-tab embedder on (default: keywords only)")
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "bench" / "results" / "scale.json")
     args = parser.parse_args()
     data = Path(os.environ.get("QUIRE_DATA", ROOT.parent / "shared" / "data"))
@@ -397,16 +405,23 @@ def main() -> None:
         data = Path("/work/shared/data")
     docs, qs = corpus(data), queries(data)
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    results.setdefault("sizes", {})
+    machine = provenance.machine()
     for size in [int(s) for s in args.sizes.split(",")]:
         srcs = sources(docs, size)
-        per = results.setdefault(str(size), {})
+        per = results["sizes"].setdefault(str(size), {})
         if not args.no_cpython:
+            load = provenance.load()
             with tempfile.TemporaryDirectory() as tmp:
                 per["cpython"] = asyncio.run(cpython(srcs, qs, args.dim, Path(tmp)))
+            per["cpython"].update(load=[load, provenance.load()], commit=machine["commit"])
             print(json.dumps({size: per["cpython"]}, default=str)[:2000], flush=True)
         if not args.no_browser:
-            per["browser"] = dict(browser(srcs, qs, args.dim))
+            load = provenance.load()
+            per["browser"] = dict(browser(srcs, qs, args.dim, args.embedder))
+            per["browser"].update(load=[load, provenance.load()], commit=machine["commit"], embedder=args.embedder)
             print(json.dumps({size: per["browser"]}, default=str)[:2000], flush=True)
+        results["machine"] = machine
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2, default=str))
     print(table(results))

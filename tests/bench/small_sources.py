@@ -1,6 +1,6 @@
 """Many small sources: a folder of thousands of notes, one passage each.
 
-    python3 tests/bench/small_sources.py [--sizes 5183,20000] [--no-browser] [--no-cpython]
+    python3 tests/bench/small_sources.py [--sizes 5183,20000] [--no-browser] [--no-cpython] [--embedder]
 
 Each source is one SciFact or PubMedQA abstract as its own ``.txt`` file (``$QUIRE_DATA``,
 default ``../shared/data``); past the corpus's own 6,183 abstracts, later rounds rotate the
@@ -19,6 +19,9 @@ The same engine runs on CPython (``Quire`` on a SQLite file) and in headless Chr
 ``--pdfs`` measures the other end, few big files: every text PDF under ``pdfs/`` in the data
 (the scans of ``ocrmypdf-scans/`` and one CCITT scan left out, as CPython has no OCR here),
 chosen in the page's file picker as a person would, then one Train.
+
+The page's own embedder is off ("None (keywords only)", as before it existed, so the figures stay
+comparable); ``--embedder`` keeps it on.
 
 Prints a table; JSON (with the machine's load and the commit) goes to tests/bench/results/.
 """
@@ -117,8 +120,14 @@ def library_page():
         server.stop()
 
 
-def browser_pdfs(paths: list[Path]) -> dict:
+def embedder_choice(page, embed: bool) -> None:
+    """The page's in-tab embedder on ("In this browser") or off ("None (keywords only)"), as call_waits.py does."""
+    page.evaluate(f"quire.embedInTab({'true' if embed else 'false'}).then(() => 0)")
+
+
+def browser_pdfs(paths: list[Path], embed: bool = False) -> dict:
     with library_page() as page:
+        embedder_choice(page, embed)
         t = time.perf_counter()
         page.get_by_test_id("file-input").set_input_files([str(x) for x in paths])
         while page.evaluate("quire.sources().then(s => s.length)") < len(paths):  # (wait_for_function does not await)
@@ -221,9 +230,10 @@ TABLE = """async () => {
 }"""
 
 
-def browser(srcs, qs) -> dict:
+def browser(srcs, qs, embed: bool = False) -> dict:
     r = {}
     with library_page() as page:
+        embedder_choice(page, embed)
         page.evaluate("quire.setKeepOriginals(false).then(() => 0)")
         items = [{"name": n, "text": x} for n, x in srcs]
         r["stage_s"] = round(page.evaluate(STAGE, items) / 1000, 2)
@@ -284,6 +294,7 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--no-cpython", action="store_true")
     parser.add_argument("--pdfs", action="store_true", help="also the few-big-files shape: the data's text PDFs")
+    parser.add_argument("--embedder", action="store_true", help="keep the page's in-tab embedder on (default: keywords only)")
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "bench" / "results" / "small_sources.json")
     args = parser.parse_args()
     data = Path(os.environ.get("QUIRE_DATA", ROOT.parent / "shared" / "data"))
@@ -302,8 +313,8 @@ def main() -> None:
             print(json.dumps({size: per["cpython"]}), flush=True)
         if not args.no_browser:
             load = os.getloadavg()[0]
-            per["browser"] = browser(srcs, qs)
-            per["browser"].update(load=round(load, 1), commit=commit)
+            per["browser"] = browser(srcs, qs, args.embedder)
+            per["browser"].update(load=round(load, 1), commit=commit, embedder=args.embedder)
             print(json.dumps({size: per["browser"]}), flush=True)
         results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "commit": commit,
                               "at": time.strftime("%Y-%m-%d %H:%M")}
@@ -315,7 +326,8 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 per["cpython"] = {**asyncio.run(cpython_pdfs(paths, Path(tmp))), "load": round(os.getloadavg()[0], 1), "commit": commit}
         if not args.no_browser:
-            per["browser"] = {**browser_pdfs(paths), "load": round(os.getloadavg()[0], 1), "commit": commit}
+            per["browser"] = {**browser_pdfs(paths, args.embedder), "load": round(os.getloadavg()[0], 1), "commit": commit,
+                              "embedder": args.embedder}
         print(json.dumps(per), flush=True)
         args.out.write_text(json.dumps(results, indent=2))
     print(table(results))

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE.parent))
 
 import build  # noqa: E402
+import provenance  # noqa: E402
 import voice_clips  # noqa: E402
 from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer  # noqa: E402
 
@@ -53,6 +54,7 @@ def main() -> int:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
+    machine, loads = provenance.machine(), [provenance.load()]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         dist = args.dist
@@ -66,6 +68,7 @@ def main() -> int:
         pins = tomllib.load(open(ROOT / "pyproject.toml", "rb"))["tool"]["quire"]["voice"]
         model = voice_clips.model_dir(build.DEFAULT_CACHE / "downloads" / pins["model_file"], tmp / "ct2")
         reference = voice_clips.reference_transcripts(model, clips, threads=1)
+        loads.append(provenance.load())
         server = StaticServer(dist).start()
         try:
             with sync_playwright() as p:
@@ -79,6 +82,7 @@ def main() -> int:
                 browser.close()
         finally:
             server.stop()
+    loads.append(provenance.load())
     speech = [n for n in clips if n not in voice_clips.NOISE_ONLY]
     truths = [voice_clips.truth(n) if n != "long" else LONG for n in speech]
     rows = []
@@ -92,8 +96,9 @@ def main() -> int:
         print(f"{n:14} {a:7.2f} {row['tab_seconds']:7.2f} {row['tab_rtf']:7.2f} {row['cpython_seconds']:7.2f} "
               f"{row['cpython_rtf']:7.2f}  {row['tab_text']!r} | {row['cpython_text']!r}")
     result = {
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_average": os.getloadavg()},
+        "machine": {**machine, "platform": platform.platform()}, "load": loads,
         "engine_load_ms": load_ms, "voice_pack_bytes": pack_bytes, "bundle_bytes": manifest["total_bytes"],
+        "voice_pack_files": {n: f["size"] for n, f in manifest["files"].items() if n.startswith("assets/pack/voice/")},
         "bundle_bytes_without_voice": manifest["total_bytes"] - pack_bytes,
         "tab_wer": voice_clips.corpus_wer(truths, [tab[n]["text"] for n in speech]),
         "cpython_wer": voice_clips.corpus_wer(truths, [reference[n]["text"] for n in speech]),
