@@ -4,6 +4,7 @@
         b.goto(url); status = b.wait_ready()
         hits = b.run("async (q) => quire.search(q, {k: 3})", "mitosis")
     with open_engine("webkit", tmp_path) as b:      # WebKitGTK (Safari's engine) over WebDriver, on Xvfb
+    with open_engine("webkit-app", folder) as b:    # WebKitGTK as an app: storage kept in folder across b.restart()
 
 Playwright's own Firefox and WebKit builds cannot be downloaded here, and they are not what
 people run anyway.  ``run`` awaits a page-side async function and returns its JSON value; a
@@ -57,6 +58,15 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def ended(proc: subprocess.Popen) -> None:
+    """A browser asked to quit: given 30 s to write its storage and end, then terminated."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(30)
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(30)
 
 
 class Engine:
@@ -217,11 +227,7 @@ class Firefox(Engine):
                 self.client.client.close()
             self.client = None
         if self.proc is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(30)
-            if self.proc.poll() is None:
-                self.proc.terminate()
-                self.proc.wait(30)
+            ended(self.proc)
             self.proc = None
             self.log.close()
 
@@ -371,38 +377,18 @@ class WebKitApp(Engine):
             return
         with contextlib.suppress(Exception):
             self._ask({"op": "quit"})
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(30)
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(30)
+        ended(self.proc)
         self.proc = None
         self.log.close()
 
 
 @contextlib.contextmanager
-def open_webkit_app(folder: Path, embedder: bool = False, **options):
-    """WebKitGTK as an app, its storage in ``folder`` (kept across ``restart``), on a screen of its own."""
-    why = missing_webkit_app()
-    if why:
-        raise RuntimeError(why)
-    screen = Xvfb()
-    try:
-        engine = WebKitApp(screen, folder, **options)
-        engine.embedder = embedder
-        try:
-            yield engine
-        finally:
-            engine.close()
-    finally:
-        screen.stop()
-
-
-@contextlib.contextmanager
 def open_engine(name: str, workdir: Path | None = None, embedder: bool = False, **options):
-    """One browser of ``name`` ("firefox" or "webkit"), closed (and its screen stopped) after.
-    Its pages choose keywords only (no in-tab embedding after Train) unless ``embedder``."""
-    why = missing(name)
+    """One browser of ``name``, closed (and its screen stopped) after: "firefox", "webkit"
+    (MiniBrowser under WebKitWebDriver) or "webkit-app" (WebKitGTK as an app, its storage in
+    ``workdir``, kept across ``restart``).  Its pages choose keywords only (no in-tab embedding
+    after Train) unless ``embedder``."""
+    why = missing_webkit_app() if name == "webkit-app" else missing(name)
     if why:
         raise RuntimeError(why)
     workdir = Path(workdir or tempfile.mkdtemp())
@@ -410,6 +396,9 @@ def open_engine(name: str, workdir: Path | None = None, embedder: bool = False, 
     try:
         if name == "firefox":
             engine = Firefox(workdir / "firefox-profile", **options)
+        elif name == "webkit-app":
+            screen = Xvfb()
+            engine = WebKitApp(screen, workdir, **options)
         else:
             screen = Xvfb()
             engine = WebKit(screen, **options)

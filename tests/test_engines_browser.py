@@ -16,7 +16,7 @@ import json
 import pytest
 
 from conftest import FIXTURES, StaticServer
-from engines import ENGINES, missing, missing_webkit_app, open_engine, open_webkit_app
+from engines import ENGINES, missing, missing_webkit_app, open_engine
 
 pytestmark = pytest.mark.browser
 
@@ -182,42 +182,37 @@ def import_vault_into_a_fresh_profile(name, vault, server, profile) -> None:
             assert (hit["source"], hit["location"]) == (source, location), words
 
 
+def restart_keeps_the_library(b, url: str) -> None:
+    """Train a Word file, quit the browser and start it again: the library and its search are there."""
+    b.goto(url)
+    b.wait_ready()
+    assert b.run(STAGE, files_payload(["word_sample.docx"])) == ["staged"]
+    assert b.run("async () => quire.train()")["added"] == 1
+    b.restart()
+    b.goto(url)
+    b.wait_ready()
+    assert b.run("async () => (await quire.sources()).map(s => [s.name, s.status])") == [["word_sample.docx", "trained"]]
+    words, source, location = FINDS[1]
+    hit = b.run("async (q) => (await quire.search(q, {k: 3}))[0]", words)
+    assert (hit["source"], hit["location"]) == (source, location)
+
+
 def test_firefox_restart_keeps_the_library(server, tmp_path):
-    """Quit Firefox and start it again on the same profile: the library is still there."""
+    """Quit Firefox and start it again on the same profile."""
     engine_ok("firefox")
     with open_engine("firefox", tmp_path) as b:
-        b.goto(server.url)
-        b.wait_ready()
-        assert b.run(STAGE, files_payload(["word_sample.docx"])) == ["staged"]
-        assert b.run("async () => quire.train()")["added"] == 1
-        b.restart()
-        b.goto(server.url)
-        b.wait_ready()
-        assert b.run("async () => (await quire.sources()).map(s => [s.name, s.status])") == [["word_sample.docx", "trained"]]
-        words, source, location = FINDS[1]
-        hit = b.run("async (q) => (await quire.search(q, {k: 3}))[0]", words)
-        assert (hit["source"], hit["location"]) == (source, location)
+        restart_keeps_the_library(b, server.url)
 
 
 def test_webkit_restart_keeps_the_library(server, tmp_path):
     """Quit WebKitGTK and start it again on the same storage folder, as an app that embeds it
-    (GNOME Web) keeps it: the library and its search are still there (Safari keeps its storage
-    across a restart the same way; WebKitWebDriver's MiniBrowser starts with fresh storage)."""
+    (GNOME Web) keeps it (Safari keeps its storage across a restart the same way; WebKitWebDriver's
+    MiniBrowser starts with fresh storage, so it cannot show this)."""
     why = missing_webkit_app()
     if why:
         pytest.fail(f"the WebKitGTK app host is needed for this test and is missing here: {why}")
-    with open_webkit_app(tmp_path / "webkit") as b:
-        b.goto(server.url)
-        b.wait_ready()
-        assert b.run(STAGE, files_payload(["word_sample.docx"])) == ["staged"]
-        assert b.run("async () => quire.train()")["added"] == 1
-        b.restart()
-        b.goto(server.url)
-        b.wait_ready()
-        assert b.run("async () => (await quire.sources()).map(s => [s.name, s.status])") == [["word_sample.docx", "trained"]]
-        words, source, location = FINDS[1]
-        hit = b.run("async (q) => (await quire.search(q, {k: 3}))[0]", words)
-        assert (hit["source"], hit["location"]) == (source, location)
+    with open_engine("webkit-app", tmp_path / "webkit") as b:
+        restart_keeps_the_library(b, server.url)
 
 
 @pytest.mark.parametrize("name", ENGINES)

@@ -11,7 +11,7 @@ Firefox runs on a profile on that disk; WebKitGTK as an app embeds it, its stora
 import pytest
 
 from conftest import StaticServer
-from engines import missing_webkit_app, open_engine, open_webkit_app
+from engines import missing_webkit_app, open_engine
 from test_engines_browser import engine_ok
 from test_full_disk_browser import FILES, WORDS, assert_translated, fill, free, random_words, small_disk  # noqa: F401
 
@@ -95,7 +95,7 @@ def test_webkit_full_disk_says_so_and_loses_nothing(built_dist, small_disk):
         pytest.fail(f"the WebKitGTK app host is needed for this test and is missing here: {why}")
     server = StaticServer(built_dist).start()
     try:
-        with open_webkit_app(small_disk / "webkit", disk_cache=False) as b:
+        with open_engine("webkit-app", small_disk / "webkit", disk_cache=False) as b:
             full_disk_journey(ServiceWorkerFirst(b), server, small_disk, "WebKit")
     finally:
         server.stop()
