@@ -295,10 +295,10 @@
    * embedding itself (which runs in this tab with no lock held).
    * The next Train stops it (and restarts it after), as does Cancel; a search meanwhile answers at
    * once, by keywords until its passages have vectors, its query embedded by a second engine when
-   * the run has more than QUERY_ENGINE_AFTER_S left (QuireEmbedder.prepareQueries).  Its progress is the document event
+   * the run has more than QUERY_ENGINE_PASSAGES to embed (QuireEmbedder.prepareQueries).  Its progress is the document event
    * quire:embedding ({state: 'running' | 'done' | 'stopped' | 'failed', done, total, eta_s, error}). */
   var STEP = 8;  // one page batch (py/quire/browser/embedder.py): seconds, not minutes
-  var QUERY_ENGINE_AFTER_S = 15;  // a run with more time left than this gets a query engine of its own
+  var QUERY_ENGINE_PASSAGES = 3 * STEP;  // a run of more passages (tens of seconds) gets a query engine of its own
   var background = null;
   function embeddingNews(detail) {
     if (background) background.last = detail;
@@ -314,7 +314,14 @@
     run.promise = q.embeddingStatus().then(function (st) {
       if (st.where !== 'tab' || !st.missing || signal.aborted) return null;
       var total = st.missing, sum = { done: 0, embedded: 0, cached: 0 }, started = performance.now();
-      var queryEngine = false;  // prepareQueries asked for (released when the run ends)
+      // A run of more than a few steps gets a second engine for queries from its start, so a search
+      // meanwhile never waits behind a batch of passages (a batch cannot be cut short).
+      var queryEngine = total > QUERY_ENGINE_PASSAGES && !!QuireEmbedder.prepareQueries;
+      if (queryEngine) {
+        QuireEmbedder.prepareQueries().catch(function (err) {  // released meanwhile (the run ended): nothing to say
+          if (!err || err.kind !== 'cancelled') console.warn('Quire: no second engine for queries:', err && err.message);
+        });
+      }
       run.release = function () { if (queryEngine) { queryEngine = false; QuireEmbedder.releaseQueries(); } };
       embeddingNews({ state: 'running', done: 0, total: total, model: st.model });
       // A step: the engine names the next passages (a read), this tab embeds them with no lock
@@ -345,14 +352,6 @@
           var rate = done / Math.max(1, performance.now() - started);  // passages per ms
           var eta = rate > 0 ? Math.round((total - done) / rate / 1000) : null;
           embeddingNews({ state: 'running', done: done, total: total, eta_s: eta, model: st.model });
-          // A run that goes on for a while gets a second engine for queries, so a search meanwhile
-          // never waits behind a batch of passages (a batch cannot be cut short).
-          if (!queryEngine && eta !== null && eta > QUERY_ENGINE_AFTER_S && QuireEmbedder.prepareQueries) {
-            queryEngine = true;
-            QuireEmbedder.prepareQueries().catch(function (err) {  // released meanwhile (the run ended): nothing to say
-              if (!err || err.kind !== 'cancelled') console.warn('Quire: no second engine for queries:', err && err.message);
-            });
-          }
           return r.remaining > 0 && r.done > 0 ? step() : null;
         });
       }
