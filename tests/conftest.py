@@ -9,7 +9,7 @@ sys.path.insert(0, str(ROOT / "py"))
 
 FIXTURES = ROOT / "tests" / "fixtures"
 # --doctest-modules imports every module under testpaths: benchmarks and the runner are scripts.
-collect_ignore = ["run.py"]
+collect_ignore = ["run.py", "webkit_app.py"]  # webkit_app.py: run by the system Python (gi), never imported here
 collect_ignore_glob = ["bench/*"]
 
 
