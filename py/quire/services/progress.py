@@ -43,6 +43,11 @@ from quire.progress.events import check_event
 from quire.services.study.common import KINDS as STUDY_KINDS
 from quire.store import StoreFullError
 
+# After a library save the badges are checked once edits have paused this long, and the check
+# yields to other calls every YIELD_EVERY sources (it reads every trained source's passage ids).
+RECHECK_QUIET_S = 0.5
+YIELD_EVERY = 50
+
 log = logging.getLogger("quire.progress")
 
 BADGES_FILE: Path = badge_defs.DEFINITIONS  # tests point this at a copy with a 26th badge
@@ -129,6 +134,7 @@ class ProgressService:
         self._checking = asyncio.Lock()  # two checks at once would award the same badge twice
         self._queued: list[dict] = []  # actions from the bus not yet written
         self._recheck = False  # the library was saved: check the badges on what is stored
+        self._saved_at = 0.0  # time.monotonic() of the latest save
         self._writing = False  # a writer task is draining ``_queued``
 
     @property
@@ -150,10 +156,12 @@ class ProgressService:
         awards = {k[len(BADGE_PREFIX):]: v for k, v in stored.items() if k.startswith(BADGE_PREFIX)}
         library = self.engine.library
         sources = []
-        for s in library.sources():
+        for n, s in enumerate(library.sources()):
             if s["status"] == "trained":
                 chunks = await library.chunks_of(s["id"])
                 sources.append({**s, "chunk_ids": [c["chunk_id"] for c in chunks]})
+            if n % YIELD_EVERY == YIELD_EVERY - 1:
+                await asyncio.sleep(0)  # a person's call waits for a piece, not for thousands of sources
         sets, cards = study_data(await self.store.all("study"))
         return {"events": events, "sources": sources, "sets": sets, "cards": cards, "awards": awards,
                 "tz": stored.get(TZ_KEY, 0) if tz is None else tz}
@@ -226,6 +234,7 @@ class ProgressService:
             return None  # this service's own news
         if kind == LIBRARY_SAVED:
             self._recheck = True
+            self._saved_at = time.monotonic()
         else:
             self._queued.append(event)
         if self._writing:
@@ -237,6 +246,10 @@ class ProgressService:
         try:
             # actions (or a save) arriving during the badge check start another round
             while self._queued or self._recheck:
+                # Only library saves: check once the edits have paused (a rename every second
+                # would otherwise be followed by a check of every source each time).
+                while not self._queued and time.monotonic() - self._saved_at < RECHECK_QUIET_S:
+                    await asyncio.sleep(RECHECK_QUIET_S - (time.monotonic() - self._saved_at))
                 self._recheck = False
                 t = 0
                 while self._queued:

@@ -21,8 +21,11 @@
     inspectorToggle.addEventListener('change', function () { results.classList.toggle('inspect', inspectorToggle.checked); });
     document.addEventListener('quire:library-changed', function () { if (QuireUI.shown(root)) fillScopes(); });
     document.addEventListener('quire:ready', function () { if (QuireUI.shown(root)) fillScopes(); });
-    document.addEventListener('quire:library-changed', meaningStatus);
-    document.addEventListener('quire:llm-status', meaningStatus);
+    // Hidden, the view asks nothing after a change (an embedding status after every rename or
+    // removal held the next call, 0.2-0.3 s at 5,183 sources): show() asks when it is opened.
+    var statusIfShown = function () { if (QuireUI.shown(root)) meaningStatus(); };
+    document.addEventListener('quire:library-changed', statusIfShown);
+    document.addEventListener('quire:llm-status', statusIfShown);
     document.addEventListener('quire:embedding', inTab);
     document.addEventListener('quire:embedder-load', loadingModel);
     document.addEventListener('quire:erased', function () {
