@@ -288,3 +288,37 @@ def test_a_burst_of_actions_is_written_in_one_commit_and_checked_for_badges_once
     assert added >= 1000
     assert sum(1 for n in commits if n >= 1000) == 1 and len(commits) <= 2, commits  # events in one, badges maybe one more
     assert len(checks) == 1
+
+
+def test_library_saves_one_after_another_are_checked_for_badges_once_they_pause(monkeypatch):
+    # In the page the bridge says LIBRARY_SAVED after every changing call; each used to start a
+    # check that reads every trained source's passages and every progress event, and the next
+    # rename waited for it (0.2-0.3 s at 5,183 sources).  Saves arriving while the edits go on
+    # (a frozen clock: no time passes between them, however slow the machine) make one check,
+    # once the clock says the edits have paused.
+    from quire.bus import LIBRARY_SAVED
+    from quire.services import progress as progress_service
+
+    clock = {"now": 100.0}
+    monkeypatch.setattr(progress_service.time, "monotonic", lambda: clock["now"])
+
+    async def go():
+        q = await library()
+        svc = progress_service.service(q)
+        await svc.flush()
+        checks, orig_check = [], svc.check
+
+        async def counted_check(*a, **kw):
+            checks.append(1)
+            return await orig_check(*a, **kw)
+        svc.check = counted_check
+        for _ in range(5):
+            q.events.emit({"kind": LIBRARY_SAVED})
+            await asyncio.sleep(0)  # the page's next call runs meanwhile
+            await asyncio.sleep(0)
+        during = len(checks)
+        clock["now"] += progress_service.RECHECK_QUIET_S  # the edits pause
+        await svc.flush()
+        return during, len(checks)
+    during, after = run(go())
+    assert (during, after) == (0, 1)
