@@ -74,9 +74,29 @@ TRANSCRIBE = """async (b64) => {
 }"""
 
 
+# Until the element has kept its place for three frames and is what a click at its centre hits.
+# Neither driver waits for that (Playwright's click does): the Ask view's "model server is not
+# running" notice arrives when the status probe answers and pushes the mic button down, and a
+# click on the place it had lands beside it (seen in WebKit from disk under load: no recording).
+STILL = """async (css) => {
+    const el = document.querySelector(css);
+    el.scrollIntoView({block: 'center'});
+    let last = null, same = 0;
+    for (;;) {
+        await new Promise(r => requestAnimationFrame(() => r()));
+        const r = el.getBoundingClientRect(), where = [r.x, r.y, r.width, r.height].join();
+        const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+        same = where === last && hit && el.contains(hit) ? same + 1 : 0;
+        last = where;
+        if (same >= 3) return where;
+    }
+}"""
+
+
 def press(b, testid: str) -> None:
     """A real click through the driver: the page gets a user gesture, as from a person."""
     css = f'[data-testid="{testid}"]'
+    b.run(STILL, css)
     if b.name == "firefox":
         from marionette_driver.by import By
         b.client.find_element(By.CSS_SELECTOR, css).click()
@@ -131,6 +151,8 @@ def test_voice_question_in_each_engine(name, mode, built_dist, serve, tmp_path):
         b.goto(url)
         b.wait_ready()
         press(b, "nav-ask")
+        # the status probe has answered (no server here: the notice is shown), so the view stays put
+        b.wait("document.querySelector('[data-testid=chat-connection]').dataset.state")
         b.js(f"({voice_clips.HEARD_JS})();")
         b.run(voice_clips.BUSY_PAGE_JS, voice_clips.BUSY_BLOCK_MS)
 

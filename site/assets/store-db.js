@@ -142,11 +142,26 @@ var QuireStore = (function () {
         throw translate(err, what);
       }
       return new Promise(function (resolve, reject) {
-        var result;
+        var result, over = false;
         // The first real failure seen.  A request's error event reaches t.onerror while
         // t.error is still null (the abort, with that error, follows), and a transaction this
         // code aborts itself has no t.error at all: the abort reports this cause instead.
         var cause = null, failed = false, body;
+        // Chromium closes a connection after another transaction's I/O error (a full disk); a
+        // transaction made on it just before the close event then neither completes nor aborts
+        // (measured: its write waited for ever, and so did the question that made it).  The
+        // close ends it here as an abort: the closed connection applied none of it.
+        var closed = function () {
+          aborted(new DOMException('the browser closed the database connection before this '
+            + (mode === 'readwrite' ? 'write' : 'read') + ' finished', 'UnknownError'));
+        };
+        db.addEventListener('close', closed);
+        var finish = function () {
+          if (over) return false;
+          over = true;
+          db.removeEventListener('close', closed);
+          return true;
+        };
         // A request refused at once (a value that cannot be stored) throws here: the
         // transaction is aborted then too, so the writes before it do not land either.
         try { body = Promise.resolve(fn(t)); } catch (err) { body = Promise.reject(err); }
@@ -156,21 +171,27 @@ var QuireStore = (function () {
           else if (!cause) cause = err;
           try { t.abort(); } catch (e) { /* finished already: oncomplete or onabort answers */ }
         });
-        t.oncomplete = function () { if (failed) reject(translate(cause, what)); else resolve(result); };
+        t.oncomplete = function () {
+          if (!finish()) return;
+          if (failed) reject(translate(cause, what)); else resolve(result);
+        };
         t.onerror = function (e) {
           var err = e && e.target && e.target.error;
           if (err && (!cause || cause.name === 'AbortError')) cause = err;
         };
         t.onabort = function () {
+          // An abort's own error says little ("AbortError"); a request's, or the code's, says why.
+          aborted(t.error && t.error.name !== 'AbortError' ? t.error : cause && cause.name !== 'AbortError' ? cause
+            : t.error || cause || new Error('storage transaction aborted'));
+        };
+        function aborted(err) {
+          if (!finish()) return;
           // A read cut short because another write's I/O error closed the connection: read again.
           if (mode === 'readonly' && !retried) {
             conn.reset();
             resolve(run(conn, stores, mode, fn, what, true));
             return;
           }
-          // An abort's own error says little ("AbortError"); a request's, or the code's, says why.
-          var err = t.error && t.error.name !== 'AbortError' ? t.error : cause && cause.name !== 'AbortError' ? cause
-            : t.error || cause || new Error('storage transaction aborted');
           if (mode !== 'readwrite') { reject(translate(err, what)); return; }
           // Firefox, after a write failed on a full disk, refuses the next write on that connection
           // ("InvalidStateError: A mutation operation was attempted on a database that did not
@@ -182,7 +203,7 @@ var QuireStore = (function () {
           }
           if (S.tearing(err)) S.tore();
           S.writeFailed(err, what).then(reject);
-        };
+        }
       });
     });
   }
