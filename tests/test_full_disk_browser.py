@@ -134,6 +134,11 @@ def test_full_disk_fails_cleanly_and_loses_nothing(playwright_instance, built_di
     # what this tab knows is untouched, and reads still work on the reopened connection
     assert trained(page) == set(FILES)
     assert all(findable(page).values())
+    # The chat list too, once the connection is gone (as after Chromium's close on an I/O error):
+    # on the torn log, opening the database needs room, so the small buckets (chats, sets,
+    # progress, settings) come from the engine's copy (before, the list failed with "disk full").
+    page.evaluate("quire.run('import js; js.QuireStore.library.drop()')")
+    assert [c["title"] for c in page.evaluate("quire._call('chatSessions')")] == ["What do glaciers carve?"]
 
     # A failed write left a torn record in Chromium's log: nothing more is written behind it.
     assert page.evaluate("QuireStore.torn()")

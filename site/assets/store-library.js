@@ -126,6 +126,9 @@
         }, 'erase');
       });
     },
+    /* Forget the open connection, so the next call opens a new one: what Chromium's close after
+     * an I/O error does (tests/test_full_disk_browser.py makes that moment with it). */
+    drop: function () { if (libraryConn) libraryConn.reset(); },
     /* Was the database recreated empty behind this page's back?  (reset: forget it) */
     recreated: function (reset) {
       var was = !!(libraryConn && libraryConn.spec.recreated);

@@ -128,6 +128,7 @@ async def _reload(engine) -> dict:
     old = engine.library
     options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
     library = await Library.open(engine.store, repair="memory", defer_vectors=True, **options)
+    await engine.store.load_mirror()  # another tab's chats and sets too, for a restore or a full disk
     engine.library, engine.store.generation = library, stored
     asyncio.ensure_future(_warm(library))
     return {"reloaded": True, "repaired": library.repaired}

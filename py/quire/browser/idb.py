@@ -7,6 +7,7 @@ from them), every commit is one transaction, and a large write asks for room fir
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 
 import js
@@ -19,6 +20,7 @@ from quire.store import SPARE, StoreError, StoreFullError
 CHECK_ABOVE = 1_000_000
 PREFIXED_PAGE = 8192  # values per read of prefixed(): 8k vectors of 384 dimensions are 12 MB
 MIRRORED = ("chats", "study", "progress", "settings")  # small JSON buckets kept in memory too (IDBStore.mirror)
+_log = logging.getLogger(__name__)
 GENERATION_KEY = "library_generation"  # in "settings": changes with every library write
 
 
@@ -83,21 +85,54 @@ class IDBStore:
         except JsException as exc:
             raise store_error(exc) from None
 
+    def _mirrored(self, bucket) -> dict | None:
+        """What a small JSON bucket holds, from memory, when the disk is too full to read it: after
+        a write tore Chromium's log, opening the database needs room, and chats, study sets,
+        progress and settings are still shown (the mirror is what this tab stored or read last)."""
+        if bucket not in self.mirror:
+            return None
+        _log.debug("the disk is full: %s read from memory", bucket)
+        return {k: json.loads(v) for k, v in self.mirror[bucket].items()}
+
     async def get(self, bucket, key, default=None):
-        return _from_js(await self._read(js.QuireStore.library.get(bucket, key)), default)
+        try:
+            return _from_js(await self._read(js.QuireStore.library.get(bucket, key)), default)
+        except StoreFullError:
+            held = self._mirrored(bucket)
+            if held is None:
+                raise
+            return held.get(str(key), default)
 
     async def get_many(self, bucket, keys):
         """The values of those ``keys`` that exist, read in one transaction."""
         keys = list(keys)
-        values = await self._read(js.QuireStore.library.getMany(bucket, js_value(keys)))
+        try:
+            values = await self._read(js.QuireStore.library.getMany(bucket, js_value(keys)))
+        except StoreFullError:
+            held = self._mirrored(bucket)
+            if held is None:
+                raise
+            return {k: held[str(k)] for k in keys if str(k) in held}
         return {k: v for k, v in zip(keys, (_from_js(v) for v in values)) if v is not None}
 
     async def all(self, bucket):
-        pairs = await self._read(js.QuireStore.library.all(bucket))
+        try:
+            pairs = await self._read(js.QuireStore.library.all(bucket))
+        except StoreFullError:
+            held = self._mirrored(bucket)
+            if held is None:
+                raise
+            return held
         return {str(k): _from_js(v) for k, v in pairs}
 
     async def keys(self, bucket):
-        return [str(k) for k in await self._read(js.QuireStore.library.keys(bucket))]
+        try:
+            return [str(k) for k in await self._read(js.QuireStore.library.keys(bucket))]
+        except StoreFullError:
+            held = self._mirrored(bucket)
+            if held is None:
+                raise
+            return list(held)
 
     async def prefixed(self, bucket, prefix, page: int = PREFIXED_PAGE):
         """Keys from ``prefix`` on and their byte values.  store-library.js packs each page of them
