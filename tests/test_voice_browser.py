@@ -125,7 +125,7 @@ def test_a_busy_page_records_a_question_as_well_as_a_quiet_one(where, playwright
     thread, dropped audio ("Theta-ta-ta-ta-ta's mitosis make").  The same question is recorded
     twice in one page, first quiet, then with the main thread blocked for seconds at a time;
     the busy transcript must be as good as the quiet one."""
-    wav = voice_clips.speech_clip(voice_clips.QUESTIONS["mitosis"], tmp_path / "mic.wav", rate=48000)
+    wav = voice_clips.mic_clip(voice_clips.QUESTIONS["mitosis"], tmp_path / "mic.wav")
     seconds = len(voice_clips.read_wav(wav, 48000)) / 48000 - 1.0  # the speech and half its silent tail
     browser = launch(playwright_instance, wav)
     log = PageLog()
@@ -170,7 +170,7 @@ def setup_docs(page, llm_url):
 @pytest.mark.parametrize("where", ["http", "file"])
 def test_spoken_question_becomes_an_editable_transcript_and_a_cited_answer(
         where, playwright_instance, built_dist, serve, clips, reference, tmp_path):
-    wav = voice_clips.speech_clip(voice_clips.QUESTIONS["mitosis"], tmp_path / "mic.wav", rate=48000)
+    wav = voice_clips.mic_clip(voice_clips.QUESTIONS["mitosis"], tmp_path / "mic.wav")
     stub = OllamaStub(origins="*").start()
     browser = launch(playwright_instance, wav)
     log = PageLog()
@@ -211,7 +211,7 @@ def test_offline_after_the_first_visit_the_voice_engine_comes_from_the_cache(
     """Served over http once, then the server is gone and the network off: the service worker
     holds the voice pack, so the first spoken question of the offline session still transcribes,
     and the question gets a cited answer without a model."""
-    wav = voice_clips.speech_clip(voice_clips.QUESTIONS["mitosis"], tmp_path / "mic.wav", rate=48000)
+    wav = voice_clips.mic_clip(voice_clips.QUESTIONS["mitosis"], tmp_path / "mic.wav")
     browser = launch(playwright_instance, wav)
     log = PageLog()
     try:
@@ -307,7 +307,7 @@ def test_unanswered_then_refused_microphone_says_so(playwright_instance, built_d
 
 
 def test_escape_cancels_recording(playwright_instance, built_dist, serve, tmp_path):
-    wav = voice_clips.speech_clip("This should never be transcribed.", tmp_path / "mic.wav", rate=48000)
+    wav = voice_clips.mic_clip("This should never be transcribed.", tmp_path / "mic.wav")
     browser = launch(playwright_instance, wav)
     try:
         page, _ = open_page(browser, serve(built_dist).url, "http://127.0.0.1:9", PageLog())

@@ -149,17 +149,30 @@ def write_wav(path: Path, audio: np.ndarray, rate: int = 16000) -> Path:
     return path
 
 
-def speech_clip(text: str, path: Path, rate: int = 16000, noise: float = 0.0) -> Path:
-    """espeak-ng speech as 16-bit mono WAV at ``rate``, 0.5 s silence before and 1.5 s after,
-    optionally with seeded white noise of standard deviation ``noise``."""
+def speech_clip(text: str, path: Path, rate: int = 16000, noise: float = 0.0, lead: float = 0.5) -> Path:
+    """espeak-ng speech as 16-bit mono WAV at ``rate``, ``lead`` seconds of silence before and 1.5 s
+    after, optionally with seeded white noise of standard deviation ``noise``."""
     raw = path.with_suffix(".raw.wav")
     subprocess.run(["espeak-ng", "-s", "150", "-w", str(raw), text], check=True)
-    subprocess.run(["sox", str(raw), "-r", str(rate), "-c", "1", "-b", "16", str(path), "pad", "0.5", "1.5"], check=True)
+    subprocess.run(["sox", str(raw), "-r", str(rate), "-c", "1", "-b", "16", str(path), "pad", str(lead), "1.5"], check=True)
     raw.unlink()
     if noise:
         audio = read_wav(path, rate)
         write_wav(path, audio + np.random.default_rng(17).normal(0, noise, len(audio)).astype(np.float32), rate)
     return path
+
+
+# Chromium's fake microphone (--use-file-for-fake-audio-capture) starts its file when the page opens
+# the device, and the recorder starts after getUserMedia answers: on a loaded CI machine that took
+# more than the usual 0.5 s of silence, so "How many" was gone before the recording began (intact
+# 0.857, "And it's L does my toes is make.").  A person speaks after the button says "Recording";
+# a mic clip's 3 s of silence first stands for that wait.
+MIC_LEAD = 3.0
+
+
+def mic_clip(text: str, path: Path) -> Path:
+    """A question for Chromium's fake microphone: 48 kHz, with ``MIC_LEAD`` seconds of silence first."""
+    return speech_clip(text, path, rate=48000, lead=MIC_LEAD)
 
 
 def noise_clip(kind: str, path: Path, seconds: float = 3.0, rate: int = 16000) -> Path:
