@@ -185,10 +185,17 @@ def page_log():
 KEYWORDS_ONLY = ("try { if (localStorage.getItem('quire.embed.tab') === null) localStorage.setItem('quire.embed.tab', 'off'); }"
                  " catch (e) { /* about:blank has no storage */ }")
 _embedder_on = False
+# The service worker precaches the whole bundle (144 MB with the voice, OCR and embedder packs) on
+# every first visit over http: about 4.5 CPU-seconds of a fresh context's 10 (tests/bench/boot.py
+# measures what a person pays).  Chromium tests block it, as a file:// page has none, unless they
+# are marked ``service_worker`` (offline reloads, updates, the caches).
+_service_worker_on = False
 
 
 def _keywords_only(make):
     def wrapper(*args, **kwargs):
+        if not _service_worker_on:
+            kwargs.setdefault("service_workers", "block")
         made = make(*args, **kwargs)
         if not _embedder_on:
             (made.context if hasattr(made, "goto") else made).add_init_script(KEYWORDS_ONLY)
@@ -214,10 +221,11 @@ def _embedder_choice_for_tests():
 
 @pytest.fixture(autouse=True)
 def _embedder_marker(request):
-    global _embedder_on
+    global _embedder_on, _service_worker_on
     _embedder_on = request.node.get_closest_marker("embedder") is not None
+    _service_worker_on = request.node.get_closest_marker("service_worker") is not None
     yield
-    _embedder_on = False
+    _embedder_on = _service_worker_on = False
 
 
 @pytest.fixture

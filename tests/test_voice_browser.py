@@ -206,6 +206,7 @@ def test_spoken_question_becomes_an_editable_transcript_and_a_cited_answer(
     assert not log.errors, log.errors
 
 
+@pytest.mark.service_worker
 def test_offline_after_the_first_visit_the_voice_engine_comes_from_the_cache(
         playwright_instance, built_dist, serve, tmp_path):
     """Served over http once, then the server is gone and the network off: the service worker
