@@ -30,6 +30,21 @@ WORDS = ["amber", "basalt", "cobalt", "dolomite", "emerald", "feldspar", "garnet
          "rhodonite", "sodalite", "talc", "ulexite", "vesuvianite", "wollastonite", "xenotime", "yttrium",
          "zircon", "anatase", "barite", "calcite", "diopside"]
 assert len(WORDS) == 30
+# Round 0's kill must land while the third file is being read, but a 30-note Train can finish in
+# less time than finding and killing Chromium's processes takes on a quiet machine (it did: the
+# first kill came after the commit).  So that round's Train stops there until the kill: its read
+# of the third original never returns (the engine's own Train, with one step held, through
+# quire.run on a page opened with the test hooks).
+HOLD_THIRD_READ = """
+import asyncio
+import quire.training as training
+read = training._prefetched
+async def held(store, staged, at, ahead):
+    if at == 2:
+        await asyncio.Future()
+    return await read(store, staged, at, ahead)
+training._prefetched = held
+"""
 
 
 def files(round_no: int) -> list[dict]:
@@ -96,6 +111,8 @@ def test_a_kill_mid_train_leaves_exactly_before_or_after(playwright_instance, bu
         assert {f["name"] for f in batch} <= staged
         if at == "last":
             at = len(staged)
+        if round_no == 0:
+            page.evaluate("(s) => quire.run(s)", HOLD_THIRD_READ)
         # The page notes when the chosen event arrived plus the delay; the kill follows that moment.
         # file_index counts from 1; past 50 files a Train reports each file's steps a few times a
         # second, but always the last file's (so "chunked:last" is always seen).
