@@ -108,3 +108,21 @@ def test_a_write_whose_connection_closes_midway_fails_instead_of_waiting(store_p
 
 def test_a_read_whose_connection_closes_midway_is_read_again(store_page):
     assert store_page.evaluate(CLOSED_MIDWAY, "readonly") == "resolved: read"
+
+
+def test_usage_counters_stay_exact_for_commits_of_a_few_keys_and_of_many(store_page):
+    # A commit reads the stored sizes of the keys it writes key by key when they are few, and a
+    # bucket's sizes in one read when they are many (a Train of 5,000 notes): both ways, the
+    # counters must still match what is stored.
+    out = store_page.evaluate("""async () => {
+        const L = QuireStore.library;
+        await L.usage();  // the counters exist from here on
+        const many = (n, tail) => Array.from({length: n}, (_, i) => ['notes', 'k' + i, 'x'.repeat(i % 7 + 1) + tail]);
+        await L.commit(many(200, ''), []);
+        await L.commit(many(100, 'yy'), [['notes', 'k150'], ['notes', 'k151'], ['notes', 'never-stored']]);
+        await L.commit([['notes', 'k3', 'z'], ['notes', 'k199', 'zzzz']], [['notes', 'k160'], ['notes', 'k2']]);
+        const all = await L.all('notes');
+        return {counted: (await L.usage()).notes, count: all.length, bytes: all.reduce((n, kv) => n + kv[1].length, 0)};
+    }""")
+    assert out["count"] == 200 - 4
+    assert out["counted"] == {"count": out["count"], "bytes": out["bytes"]}

@@ -22,15 +22,41 @@
       if (!totals) return;
       var last = new Map();
       writes.forEach(function (w) { last.set(w[0] + '\u0000' + w[1], w); });
-      return Promise.all(Array.from(last.keys(), function (id) {
-        var w = last.get(id);
-        return request(sizes.get(id)).then(function (old) {
+      return storedSizes(sizes, last).then(function (old) {
+        last.forEach(function (w, id) {
+          var was = old.get(id);
           var b = totals[w[0]] || (totals[w[0]] = { count: 0, bytes: 0 });
-          if (old != null) { b.count -= 1; b.bytes -= old; }
-          if (w[2] != null) { b.count += 1; b.bytes += w[2]; sizes.put(w[2], id); } else if (old != null) sizes.delete(id);
+          if (was != null) { b.count -= 1; b.bytes -= was; }
+          if (w[2] != null) { b.count += 1; b.bytes += w[2]; sizes.put(w[2], id); } else if (was != null) sizes.delete(id);
         });
-      })).then(function () { sizes.put(totals, TOTALS); });
+        sizes.put(totals, TOTALS);
+      });
     });
+  }
+
+  /* The stored sizes of the keys in `last` (a Map by SIZES key), as a Map.  A bucket with a
+   * few writes asks for each key; one with many (a Train of 5,000 notes writes 5,000 sources,
+   * 5,000 passage lists and deletes 5,000 originals) reads all its sizes in two requests: one
+   * request per key made that Train's save 0.7 s longer in the tab (4.6 s against 3.9). */
+  var ONE_BY_ONE = 64;
+  function storedSizes(sizes, last) {
+    var old = new Map(), byBucket = new Map();
+    last.forEach(function (w, id) {
+      if (!byBucket.has(w[0])) byBucket.set(w[0], []);
+      byBucket.get(w[0]).push(id);
+    });
+    return Promise.all(Array.from(byBucket, function (entry) {
+      var bucket = entry[0], ids = entry[1];
+      if (ids.length <= ONE_BY_ONE) {
+        return Promise.all(ids.map(function (id) {
+          return request(sizes.get(id)).then(function (v) { if (v != null) old.set(id, v); });
+        }));
+      }
+      var range = IDBKeyRange.bound(bucket + '\u0000', bucket + '\u0001', false, true);
+      return Promise.all([request(sizes.getAllKeys(range)), request(sizes.getAll(range))]).then(function (kv) {
+        kv[0].forEach(function (k, i) { if (last.has(k)) old.set(k, kv[1][i]); });
+      });
+    })).then(function () { return old; });
   }
 
   /* Count every stored value once (a database from before the counters). */
