@@ -125,8 +125,14 @@ def confirm_in_page(page):
     return wait_ready(page)
 
 
+SEEN = """() => ({csp: [...document.querySelectorAll('meta[http-equiv="Content-Security-Policy"]')].map(m => m.content),
+  state: history.state, stored: localStorage.getItem('quire.llm.url'), pending: QuirePrivacy.pending,
+  navigation: performance.getEntriesByType('navigation').map(e => e.type)})"""
+
+
 def assert_used(page, remote, origin_header):
-    assert any(remote.remote in c for c in page.evaluate(CSP)[1:])
+    seen = page.evaluate(SEEN)
+    assert any(remote.remote in c for c in seen["csp"][1:]), seen
     remote.enqueue_chat(["Mitochondria make ATP [1]."])
     r = page.evaluate(ASK, "What makes ATP?")
     assert r["mode"] == "llm" and "ATP" in r["answer"]
@@ -217,10 +223,17 @@ def test_a_saved_web_page_on_file_cannot_redirect_quire(ctx, built_dist, remote,
     quire_url = (quire_dir / "index.html").as_uri()
     page = open_quire(ctx, quire_url, page_log)
     train(page)
-    page.goto(evil.as_uri() + "?next=" + quire_url)
-    page.wait_for_url(quire_url)
-    wait_ready(page)
-    assert page.evaluate("localStorage.getItem('quire.llm.url')") == remote.remote  # it did write
+    # It writes, then opens Quire.  On a busy machine Chromium sometimes lost what that page
+    # had written to localStorage just before it navigated (the Quire page after it never saw
+    # it, in 90 s of waiting): it is then no attack, and the page tries again.
+    for _ in range(5):
+        page.goto(evil.as_uri() + "?next=" + quire_url)
+        page.wait_for_url(quire_url)
+        wait_ready(page)
+        if page.evaluate("localStorage.getItem('quire.llm.url')") == remote.remote:
+            break
+    else:
+        pytest.fail("the saved web page's writes to localStorage never reached Quire in five tries")
     assert_locked(page, remote, page_log)
     page.evaluate("location.hash = '#privacy'")
     note = page.get_by_test_id("privacy-storage-note")

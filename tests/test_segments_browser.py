@@ -59,7 +59,11 @@ RECOUNT = """async () => {
 
 
 def wait_state(page, done, timeout: float = 90.0) -> dict:
-    """Poll the engine's STATE until ``done(state)`` (wait_for_function does not await a promise)."""
+    """Poll the engine's STATE until ``done(state)`` (wait_for_function does not await a promise).
+
+    Each poll is an engine call, and what the tab does in the background (attaching the cached
+    vectors, merging) waits until no call has run for 300 ms (site/engine/worker-quiet.js): polls
+    closer together than that kept it waiting for ever on a busy machine, so they are a second apart."""
     import time
 
     deadline = time.monotonic() + timeout
@@ -68,7 +72,7 @@ def wait_state(page, done, timeout: float = 90.0) -> dict:
         if done(state):
             return state
         assert time.monotonic() < deadline, f"gave up waiting; last state {state}"
-        page.wait_for_timeout(250)
+        page.wait_for_timeout(1000)
 
 
 def nonzero(usage: dict) -> dict:

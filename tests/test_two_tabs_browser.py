@@ -123,11 +123,12 @@ await b._engine.store.commit([], [("index", "src:" + sid)])
     assert page.evaluate("quire.status().library.repaired") == ["granite.md"]
     assert page.evaluate(ALL_FOUND, ROCKS[:3])
     # The repair is saved in the background once this tab holds the writer lock: wait for it
-    # (wait_for_function would not await the engine's promise).
-    for _ in range(240):
+    # (wait_for_function would not await the engine's promise).  The save waits until no call
+    # has run for 300 ms (site/engine/worker-quiet.js): polls a second apart leave it that gap.
+    for _ in range(90):
         if not page.evaluate("(s) => quire.run(s)", SAVED):
             break
-        page.wait_for_timeout(250)
+        page.wait_for_timeout(1000)
     assert not page.evaluate("(s) => quire.run(s)", SAVED), "the repair was not saved"
     assert not log.errors, log.errors
     ctx.close()

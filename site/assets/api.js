@@ -235,8 +235,9 @@
       localStorage.setItem('quire.llm.url', st.url);
       localStorage.setItem('quire.llm.embed_url', st.embed_url);
       var remote = [st.url, st.embed_url].filter(function (u) { return !QuirePrivacy.isLoopback(u); })
-        .map(function (u) { return new URL(u).origin; });
-      QuirePrivacy.remember({ servers: remote });
+        .map(function (u) { return new URL(u).origin; })
+        .filter(function (o, i, all) { return all.indexOf(o) === i; });  // chat and embeddings on one server: once
+      QuirePrivacy.remember({ servers: remote, urls: { chat: st.url, embeddings: st.embed_url } });
       showStatus(seq, status);
       return status;
     });

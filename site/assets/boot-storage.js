@@ -56,11 +56,15 @@
     sw.addEventListener('controllerchange', function () {
       if (reloading) location.reload();
     });
+    // An update is a worker waiting behind the one that controlled this page when it opened.
+    // The first install is none: WebKit, on a busy machine, reported its 'installed' state after
+    // it had already claimed the page, and the page offered "a newer version" on a first visit.
+    var controlledAtLoad = !!sw.controller;
     sw.register('sw.js').then(function (reg) {
       if (!reg) { state.serviceWorker = 'blocked'; return; }  // blocked by the browser (policy, automation)
       state.serviceWorker = sw.controller ? 'controlling' : 'installing';
       var offer = function (waiting) {
-        if (!waiting || !sw.controller) return;
+        if (!waiting || !controlledAtLoad || !sw.controller || reg.waiting !== waiting) return;
         var banner = $('[data-testid="update-banner"]');
         banner.hidden = false;
         $('[data-testid="update-reload"]').onclick = function () {

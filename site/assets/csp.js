@@ -15,7 +15,7 @@
   'use strict';
   var DEFAULT_URL = 'http://127.0.0.1:11434';
   var DEFAULT_ORIGINS = [DEFAULT_URL, 'http://localhost:11434'];
-  var KEY = 'quirePrivacy';  // history.state[KEY] = {servers: [origin], urlFetch: true}
+  var KEY = 'quirePrivacy';  // history.state[KEY] = {servers: [origin], urlFetch: true, urls: {chat, embeddings}}
 
   function parse(url) {
     try {
@@ -41,16 +41,24 @@
   var framed = false;
   try { framed = window.top !== window.self; } catch (e) { framed = true; }
   var kept = !framed && history.state && typeof history.state === 'object' && history.state[KEY] || {};
-  // servers: origins confirmed here (older entries name one, as server)
+  // servers: origins confirmed here (older entries name one, as server); urls: the addresses
+  // this tab saved last ({chat, embeddings}), for when storage does not show them (below)
   var mine = { servers: Array.isArray(kept.servers) ? kept.servers.filter(function (o) { return typeof o === 'string'; })
-    : typeof kept.server === 'string' ? [kept.server] : [], urlFetch: kept.urlFetch === true };
+    : typeof kept.server === 'string' ? [kept.server] : [], urlFetch: kept.urlFetch === true,
+    urls: kept.urls && typeof kept.urls === 'object' ? kept.urls : {} };
 
-  /* The chat server and the embedding server (the chat server's unless set apart). */
+  /* The chat server and the embedding server (the chat server's unless set apart).  Chromium,
+   * on file:// and a busy machine, sometimes showed the reloaded page a localStorage without
+   * what the page before it had just written (Settings' "Use this server" saves the address and
+   * reloads): the addresses this tab saved, kept in its history entry, then stand in, and are
+   * written back.  They pass the same rule as stored ones. */
   function storedServers() {
     var chat = null, embed = null;
     try {
       chat = localStorage.getItem('quire.llm.url');
       embed = localStorage.getItem('quire.llm.embed_url');
+      if (!chat && typeof mine.urls.chat === 'string') localStorage.setItem('quire.llm.url', chat = mine.urls.chat);
+      if (!embed && typeof mine.urls.embeddings === 'string') localStorage.setItem('quire.llm.embed_url', embed = mine.urls.embeddings);
     } catch (e) { /* storage blocked: the defaults */ }
     return { chat: chat, embeddings: embed || chat };
   }
@@ -86,13 +94,13 @@
     if (framed) return false;
     Object.keys(changes).forEach(function (k) { mine[k] = changes[k]; });
     var state = Object.assign({}, history.state && typeof history.state === 'object' ? history.state : {});
-    state[KEY] = { servers: mine.servers, urlFetch: mine.urlFetch };
+    state[KEY] = { servers: mine.servers, urlFetch: mine.urlFetch, urls: mine.urls };
     history.replaceState(state, '', location.href);
     return true;
   }
   // Moving between views (#library, #settings) makes new history entries: carry the confirmation along.
   function carry() {
-    if (mine.servers.length || mine.urlFetch) remember({});
+    if (mine.servers.length || mine.urlFetch || mine.urls.chat) remember({});
   }
   window.addEventListener('hashchange', carry);
   window.addEventListener('popstate', carry);
