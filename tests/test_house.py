@@ -116,15 +116,29 @@ def test_no_private_name_is_imported_from_another_module():
     assert crossing == []
 
 
-def private_reaches(tree: ast.Module, own: set[str] | None = None) -> list[ast.Attribute]:
-    """``obj._name`` with ``obj`` not ``self``/``cls``; with ``own``, only names the module does not define."""
+def mine(value: ast.expr) -> bool:
+    return isinstance(value, ast.Name) and value.id in ("self", "cls")
+
+
+def private_reaches(tree: ast.Module, own: set[str] | None = None) -> list[ast.AST]:
+    """``obj._name`` with ``obj`` not ``self``/``cls``; with ``own``, only names the module does not
+    define.  Also ``obj.__dict__["_name"]`` (or ``.get``/``.setdefault`` of such a key): the same
+    reach, which services used to keep their state on the engine."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and private(node.attr) and (own is None or node.attr not in own):
-            value = node.value
-            if isinstance(value, ast.Name) and value.id in ("self", "cls"):
-                continue
-            found.append(node)
+            if not mine(node.value):
+                found.append(node)
+        elif isinstance(node, (ast.Subscript, ast.Call)):
+            target = node.value if isinstance(node, ast.Subscript) else node.func
+            key = node.slice if isinstance(node, ast.Subscript) else (node.args[0] if node.args else None)
+            if isinstance(node, ast.Call):  # obj.__dict__.get("_x") / .setdefault("_x", ...)
+                if not (isinstance(target, ast.Attribute) and target.attr in ("get", "setdefault", "pop")):
+                    continue
+                target = target.value
+            if (isinstance(target, ast.Attribute) and target.attr == "__dict__" and not mine(target.value)
+                    and isinstance(key, ast.Constant) and isinstance(key.value, str) and private(key.value)):
+                found.append(node)
     return found
 
 
@@ -146,6 +160,10 @@ def test_no_private_attribute_of_another_object_is_reached():
 def test_the_reader_finds_a_reach():
     tree = ast.parse("class A:\n    def f(self, other):\n        return self._x + other._x\n")
     assert [ast.unparse(n) for n in private_reaches(tree)] == ["other._x"]
+    tree = ast.parse("def f(engine):\n    engine.__dict__['_a'] = engine.__dict__.get('_b') or engine.__dict__['c']\n"
+                     "    self.__dict__.setdefault('_d', 1)\n    engine.__dict__.setdefault('_e', 1)\n")
+    assert sorted(ast.unparse(n) for n in private_reaches(tree)) == [
+        "engine.__dict__.get('_b')", "engine.__dict__.setdefault('_e', 1)", "engine.__dict__['_a']"]
 
 
 def test_only_quire_browser_touches_the_browser():

@@ -127,28 +127,3 @@ def test_usage_counters_stay_exact_for_commits_of_a_few_keys_and_of_many(store_p
     assert out["count"] == 200 - 4
     assert out["counted"] == {"count": out["count"], "bytes": out["bytes"]}
 
-
-def test_a_packed_commit_stores_each_value_in_order_and_refuses_one_that_does_not_add_up(store_page):
-    # What idb.py sends: the JSON values as one string with their lengths, byte values apart
-    # (length -1), deletes as JSON.  The same key twice: the later put wins, as in commit().
-    texts = ['"Gr\\u00fc\\u00dfe \\ud83d\\ude00"', "[1, 2]", '{"a": "b"}', '"later"']
-    meta = [["notes", "gruss", len(texts[0])], ["notes", "bin", -1], ["notes", "list", len(texts[1])],
-            ["notes", "Schlüssel 😀", len(texts[2])], ["notes", "list", len(texts[3])]]
-    stored = store_page.evaluate("""async ([meta, text]) => {
-        await QuireStore.library.commit([['notes', 'old', '1'], ['notes', 'gone', '2']], []);
-        await QuireStore.library.commitPacked(JSON.stringify(meta), text, [new Uint8Array([7, 8, 9])],
-                                              JSON.stringify([['notes', 'gone']]));
-        const out = {};
-        for (const [k, v] of await QuireStore.library.all('notes')) out[k] = typeof v === 'string' ? v : Array.from(v);
-        return [out, await QuireStore.library.usage()];
-    }""", [meta, "".join(texts)])
-    values, usage = stored
-    assert values == {"old": "1", "gruss": texts[0], "bin": [7, 8, 9], "list": texts[3],
-                      "Schlüssel 😀": texts[2]}
-    assert usage["notes"]["count"] == 5
-    assert usage["notes"]["bytes"] == 1 + len(texts[0]) + 3 + len(texts[3]) + len(texts[2])
-    # A length that does not match the text: nothing of it is stored.
-    refused = store_page.evaluate("""() => QuireStore.library.commitPacked(JSON.stringify([['notes', 'x', 3]]), 'ab', [], '[]')
-        .then(() => 'stored', e => e.message)""")
-    assert refused == "a packed commit did not add up"
-    assert "x" not in store_page.evaluate("QuireStore.library.keys('notes')")

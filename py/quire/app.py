@@ -50,7 +50,16 @@ class Quire:
         self.wipes = 0
         self.embedder = Embedder(self)
         self.events = EventBus()  # this engine's study actions; progress listens from the start
+        self._owned: dict = {}
         progress.service(self)
+
+    def own(self, name: str, make):
+        """What a service keeps for this engine (its service object, a lock), made by ``make()``
+        on first use: services hold no state of their own, so each engine has its own."""
+        held = self._owned.get(name)
+        if held is None:
+            held = self._owned[name] = make()
+        return held
 
     @classmethod
     async def open(cls, store, *, transport=None, probe=None, origin=None, platform=None, warm: bool = True,

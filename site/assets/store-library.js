@@ -144,18 +144,6 @@
           .concat(puts.map(function (p) { return [p[0], p[1], sizeOf(p[2])]; })));
       }, 'save');
     },
-    /* commit, with the puts packed by the engine (idb.py): meta is the JSON of
-     * [[bucket, key, length], ...] in order, text the JSON values one after another (length -1:
-     * the next of the byte values instead), deletes the JSON of [[bucket, key], ...]. */
-    commitPacked: function (meta, text, binary, deletes) {
-      var entries = JSON.parse(meta), puts = new Array(entries.length), at = 0, nextBinary = 0;
-      for (var i = 0; i < entries.length; i++) {
-        var e = entries[i];
-        puts[i] = [e[0], e[1], e[2] < 0 ? binary[nextBinary++] : text.slice(at, at += e[2])];
-      }
-      if (at !== text.length || nextBinary !== binary.length) return Promise.reject(new Error('a packed commit did not add up'));
-      return S.library.commit(puts, JSON.parse(deletes));
-    },
     clear: function () {
       return storeNames().then(function (stores) {
         return libTx(stores, 'readwrite', function (t) {

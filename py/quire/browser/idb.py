@@ -168,28 +168,18 @@ class IDBStore:
         if self.stamping:
             token = secrets.token_hex(8)
             puts.append(("settings", GENERATION_KEY, token))
-        texts, binary, meta = [], [], []
-        for b, k, v in puts:
-            if isinstance(v, (bytes, bytearray, memoryview)):
-                binary.append(to_js(bytes(v)))
-                meta.append([b, k, -1])
-            else:
-                text = json.dumps(v)  # ASCII (ensure_ascii): its length is the same in JS
-                texts.append((b, k, text))
-                meta.append([b, k, len(text)])
-        needed = sum(len(t) for _, _, t in texts) + sum(v.length for v in binary)
+        js_puts = [[b, k, to_js(bytes(v)) if isinstance(v, (bytes, bytearray, memoryview)) else json.dumps(v)]
+                   for b, k, v in puts]
+        needed = sum(len(v) if isinstance(v, str) else v.length for _, _, v in js_puts)
         await self._check_room(needed)
         try:
-            # Packed: the JSON values as one string and where each ends, so a Train of 5,000
-            # notes (15,000 values) converts three values to JS instead of one per value.
-            await js.QuireStore.library.commitPacked(json.dumps(meta), "".join(t for _, _, t in texts),
-                                                     js_value(binary), json.dumps([list(d) for d in deletes]))
+            await js.QuireStore.library.commit(js_value(js_puts), js_value([list(d) for d in deletes]))
         except JsException as exc:
             error = store_error(exc, needed)
             if isinstance(error, StoreFullError):
                 eviction.failed_write()
             raise error from None
-        self._mirror(texts, deletes)
+        self._mirror(js_puts, deletes)
         if needed > CHECK_ABOVE:
             await eviction.note_usage()  # an eviction shows as a drop from here
         if token:

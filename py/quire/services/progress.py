@@ -336,11 +336,12 @@ class ProgressService:
 # ------------------------------------------------------------ engine wiring
 def service(engine) -> ProgressService:
     """The engine's progress service; made (and subscribed to ``engine.events``) when the engine opens."""
-    svc = engine.__dict__.get("_progress_service")
-    if svc is None:
-        svc = engine.__dict__["_progress_service"] = ProgressService(engine)
+    def make() -> ProgressService:
+        svc = ProgressService(engine)
         engine.events.subscribe(svc.on_action)
-    return svc
+        return svc
+
+    return engine.own("progress", make)
 
 
 async def _progress(engine, ctx, tz=None, now=None):

@@ -21,26 +21,21 @@ Sessions live in the ``chats`` bucket, one key per session.
 
 Layout: ``sessions`` (the store, ``ChatError``, summaries), ``answering`` (``ChatService``: a
 question to a streamed answer, with or without a model), ``retrieval`` (scoped retrieval and the
-agent's tools), ``turn`` (one answer in progress, Stop).  The names callers used from the
-single module are importable from here.
+agent's tools), ``turn`` (one answer in progress, Stop).  From here: ``METHODS``, ``service``
+and ``ChatError``.
 """
 
 from __future__ import annotations
 
-from .answering import MAX_STEPS, NO_TOOLS, UNREACHABLE, ChatService, extractive_text
-from .sessions import BUCKET, ChatError, memory_use, summary
-from .turn import CANCEL_POLL, Turn, cut_message, refuses_tools
+from .answering import ChatService
+from .sessions import ChatError, memory_use
 
-__all__ = ["BUCKET", "CANCEL_POLL", "MAX_STEPS", "METHODS", "NO_TOOLS", "UNREACHABLE", "ChatError", "ChatService",
-           "Turn", "cut_message", "extractive_text", "memory_use", "refuses_tools", "service", "summary"]
+__all__ = ["METHODS", "ChatError", "ChatService", "service"]
 
 
 def service(engine) -> ChatService:
     """The engine's chat service, made on first use."""
-    svc = engine.__dict__.get("_chat_service")
-    if svc is None:
-        svc = engine.__dict__["_chat_service"] = ChatService(engine)
-    return svc
+    return engine.own("chat", lambda: ChatService(engine))
 
 
 async def _session(engine, ctx, session_id):

@@ -59,10 +59,7 @@ async def update_set(engine, set_id: str, change) -> dict:
     For changes that follow a long wait (a workshop lesson written by a model for a minute): saving
     the copy loaded before the wait would undo what happened meanwhile (a lesson marked done,
     another lesson written, a rename)."""
-    lock = engine.__dict__.get("_study_lock")
-    if lock is None:
-        lock = engine.__dict__["_study_lock"] = asyncio.Lock()
-    async with lock:
+    async with engine.own("study lock", asyncio.Lock):
         record = await load_set(engine, set_id)
         change(record)
         return await save_set(engine, record)
