@@ -127,3 +127,27 @@ def test_usage_counters_stay_exact_for_commits_of_a_few_keys_and_of_many(store_p
     assert out["count"] == 200 - 4
     assert out["counted"] == {"count": out["count"], "bytes": out["bytes"]}
 
+
+
+def test_counters_of_the_older_kind_are_counted_again_once_and_replaced(store_page):
+    # Before sizes were kept in groups, '\0totals' held the counts and every key had its own size
+    # record.  Such a library is counted again by usage(), and its old records are gone after.
+    out = store_page.evaluate("""async () => {
+        const L = QuireStore.library;
+        await L.commit([['notes', 'a', 'xx'], ['notes', 'b', 'yyyy']], []);
+        const db = await new Promise((ok, fail) => { const r = indexedDB.open('quire.library');
+            r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+        await new Promise((ok, fail) => { const t = db.transaction('_sizes', 'readwrite'); const s = t.objectStore('_sizes');
+            s.clear(); s.put({notes: {count: 7, bytes: 70}}, '\\u0000totals'); s.put(2, 'notes\\u0000a'); s.put(4, 'notes\\u0000b');
+            t.oncomplete = ok; t.onerror = () => fail(t.error); });
+        await L.commit([['notes', 'c', 'zzz']], []);  // not counted yet: there are no counters of this kind
+        const counted = (await L.usage()).notes;
+        await L.commit([['notes', 'd', 'w']], [['notes', 'a']]);  // counted from here on
+        const after = (await L.usage()).notes;
+        const keys = await new Promise(ok => { const r = db.transaction('_sizes').objectStore('_sizes').getAllKeys(); r.onsuccess = () => ok(r.result); });
+        db.close();
+        return {counted, after, old: keys.filter(k => k === '\\u0000totals' || !k.includes('#') && k.startsWith('notes'))};
+    }""")
+    assert out["counted"] == {"count": 3, "bytes": 2 + 4 + 3}
+    assert out["after"] == {"count": 3, "bytes": 4 + 3 + 1}
+    assert out["old"] == []

@@ -77,7 +77,8 @@ var QuireStore = (function () {
           if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
         });
         // A new library starts its storage counters at zero (an older one is counted once, by usage()).
-        if (event.oldVersion === 0 && spec.stores.indexOf('_sizes') >= 0) req.transaction.objectStore('_sizes').put({}, '\u0000totals');
+        // The key is store-library.js's TOTALS.
+        if (event.oldVersion === 0 && spec.stores.indexOf('_sizes') >= 0) req.transaction.objectStore('_sizes').put({}, '\u0000totals:2');
       };
       req.onsuccess = function () {
         var db = req.result;
