@@ -343,6 +343,8 @@ def browser(srcs, qs, dim: int, embed: bool = False) -> dict:
 
 def _first_answer(ctx, url: str, query: str):
     """Open Quire in a new tab and wait until its first search answered; the page."""
+    from conftest import with_test_hooks
+
     page = ctx.new_page()
     page.set_default_timeout(3_600_000)
     page.goto(with_test_hooks(url))  # quire.run
