@@ -21,6 +21,9 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "py")]
 import test_extract_markup_real as real  # noqa: E402
 from markup_reference import recall, words  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import provenance  # noqa: E402
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -40,7 +43,7 @@ def main() -> None:
         print(f"{r['file']:60} {r['reference_words']:6} {r['recall']:7.1%} {r['passages']:8} "
               f"{r['placed']:4}/{r['checked']:<4} {r['notes']:5}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(rows, indent=1))
+    Path(args.out).write_text(json.dumps({"machine": provenance.machine(), "load": [provenance.load()], "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

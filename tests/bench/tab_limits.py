@@ -25,6 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer, with_test_hooks  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import provenance  # noqa: E402
+
 # The file is made in the page (no 100 MB round trip through Playwright).  Text: varied
 # German/English prose lines; Markdown: the same under a heading every 40 lines; PDF:
 # pages of text plus an uncompressed filler stream so that size grows with few pages.
@@ -173,7 +176,7 @@ def main(argv=None) -> int:
     from playwright.sync_api import sync_playwright
 
     server = StaticServer(args.dist).start()
-    rows = []
+    rows, loads = [], [provenance.load()]
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -189,7 +192,8 @@ def main(argv=None) -> int:
     finally:
         server.stop()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rows, indent=2))
+    loads.append(provenance.load())
+    args.out.write_text(json.dumps({"machine": provenance.machine(), "load": loads, "rows": rows}, indent=2))
     return 0
 
 

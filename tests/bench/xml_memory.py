@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import provenance  # noqa: E402
 
 # A Word body: paragraphs of runs, the shape that makes ElementTree allocate most per byte.
 CODE = r"""
@@ -71,6 +72,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "tests" / "bench" / "results" / "xml_memory.json")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
+    loads = [provenance.load()]
     rows = [{"runtime": "cpython", **cpython(mb)} for mb in sizes]
     if args.browser:
         rows += [{"runtime": "pyodide", **r} for r in pyodide(sizes, args.dist)]
@@ -79,7 +81,8 @@ def main(argv=None) -> int:
         print(f"{r['runtime']:8} {r['mb']:>7} {r['seconds']:>6} {r['elements']:>10} {r['peak_growth_mb']:>8} "
               f"{r['peak_growth_mb'] / r['mb']:>9.1f} {r['seconds'] / r['mb']:>8.2f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rows, indent=2))
+    loads.append(provenance.load())
+    args.out.write_text(json.dumps({"machine": provenance.machine(), "load": loads, "rows": rows}, indent=2))
     return 0
 
 
