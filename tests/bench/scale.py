@@ -151,6 +151,8 @@ async def cpython(srcs, qs, dim: int, workdir: Path) -> dict:
     stored = sum(usage[b]["bytes"] for b in ("chunks", "index", "vectors"))
     r["storage"] = {"buckets": usage, "raw_text": text, "raw_postings": postings, "raw_vectors": vectors,
                     "stored": stored, "file": path.stat().st_size, "ratio": round(stored / (text + postings + vectors), 3)}
+    # The progress service records the edits in the background: let that land before closing.
+    await asyncio.gather(*(task for task in asyncio.all_tasks() if task is not asyncio.current_task()))
     q.store.db.close()
     t = time.perf_counter()
     again = await Quire.open(SQLiteStore(path))
