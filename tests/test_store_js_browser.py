@@ -66,6 +66,23 @@ def test_a_value_refused_at_once_lands_no_write_of_its_commit(store_page):
     assert store_page.evaluate("QuireStore.library.get('notes', 'a')") == "fine"
 
 
+def test_a_packed_commit_stores_each_text_and_byte_value_under_its_own_key(store_page):
+    """The engine sends a commit as one JSON text and one buffer (py/quire/browser/idb.py):
+    every byte value comes back as its own bytes, in order, texts as texts, deletes applied."""
+    got = store_page.evaluate("""async () => {
+        const L = QuireStore.library;
+        await L.commit([['notes', 'gone', 'x']], []);
+        const spec = {puts: [['notes', 'b1', null], ['notes', 't', '{"a": 1}'], ['notes', 'b2', null], ['notes', 'empty', null]],
+                      deletes: [['notes', 'gone']], lengths: [3, 2, 0]};
+        await L.commitPacked(JSON.stringify(spec), new Uint8Array([1, 2, 3, 250, 251]));
+        const b1 = await L.get('notes', 'b1'), b2 = await L.get('notes', 'b2'), e = await L.get('notes', 'empty');
+        return {b1: Array.from(b1), b2: Array.from(b2), empty: Array.from(e), t: await L.get('notes', 't'),
+                keys: await L.keys('notes'), bytes: (await L.usage()).notes};
+    }""")
+    assert got == {"b1": [1, 2, 3], "b2": [250, 251], "empty": [], "t": '{"a": 1}', "keys": ["b1", "b2", "empty", "t"],
+                   "bytes": {"count": 4, "bytes": 3 + 2 + 0 + 8}}
+
+
 def test_the_room_probe_answers_in_page_and_worker_and_leaves_nothing(store_page):
     files = """async () => { const d = await navigator.storage.getDirectory(); const out = {};
         for await (const [name, h] of d.entries()) out[name] = (await h.getFile()).size; return out; }"""

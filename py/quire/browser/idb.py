@@ -168,18 +168,26 @@ class IDBStore:
         if self.stamping:
             token = secrets.token_hex(8)
             puts.append(("settings", GENERATION_KEY, token))
-        js_puts = [[b, k, to_js(bytes(v)) if isinstance(v, (bytes, bytearray, memoryview)) else json.dumps(v)]
-                   for b, k, v in puts]
-        needed = sum(len(v) if isinstance(v, str) else v.length for _, _, v in js_puts)
+        # One JSON text and one buffer cross into JS, not a list of 15,000 values: to_js of a
+        # Train of 5,000 notes took about 1.2 s of its save (store-library.js commitPacked).
+        entries, blobs = [], []
+        for b, k, v in puts:
+            if isinstance(v, (bytes, bytearray, memoryview)):
+                blobs.append(bytes(v))
+                entries.append([b, k, None])
+            else:
+                entries.append([b, k, json.dumps(v)])
+        needed = sum(len(e[2]) for e in entries if e[2] is not None) + sum(map(len, blobs))
         await self._check_room(needed)
+        packed = json.dumps({"puts": entries, "deletes": [list(d) for d in deletes], "lengths": [len(x) for x in blobs]})
         try:
-            await js.QuireStore.library.commit(js_value(js_puts), js_value([list(d) for d in deletes]))
+            await js.QuireStore.library.commitPacked(packed, to_js(b"".join(blobs)))
         except JsException as exc:
             error = store_error(exc, needed)
             if isinstance(error, StoreFullError):
                 eviction.failed_write()
             raise error from None
-        self._mirror(js_puts, deletes)
+        self._mirror(entries, deletes)
         if needed > CHECK_ABOVE:
             await eviction.note_usage()  # an eviction shows as a drop from here
         if token:
