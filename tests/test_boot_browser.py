@@ -114,7 +114,13 @@ def test_scikit_learn_loads_in_steps_beside_calls_and_a_call_that_never_settles(
     assert out["why"] is None, out
     imports = sorted(v for k, v in out["marks"].items() if k.startswith("imported "))
     loads = sorted(v for k, v in out["marks"].items() if k.startswith("loaded "))
-    assert len(imports) >= 10 and len(loads) == 1, out["marks"]
+    # In pieces (worker-study-order.js): a module at a time once its parent is in, not the 17
+    # packages named in worker-lazy.js, each with everything its __init__ imports (scikit-learn's
+    # was one step of about 2.5 s of the engine's thread); none of the pieces failed to import.
+    assert len(imports) >= 50 and len(loads) == 1, out["marks"]
+    assert "imported sklearn.utils._param_validation" not in out["marks"]  # came with its parent
+    assert {"imported joblib", "imported scipy.stats", "imported sklearn"} <= set(out["marks"]), out["marks"]
+    assert not [line for line in page_log.lines if "ahead failed" in line]
     # Calls were answered between the first package loaded and the last module imported.
     between = [t for t in out["answered"] if loads[0] < t < imports[-1]]
     assert between, out

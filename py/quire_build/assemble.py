@@ -32,7 +32,8 @@ def engine_source(runtime: dict[str, bytes], root: Path = ROOT) -> bytes:
     for rel in ("engine/worker-assets.js", "engine/worker-snapshot.js", "engine/kernels.js", *STORE_SCRIPTS,
                 # The worker's own files (worker.js names what each holds), each after what it uses.
                 "engine/worker-quiet.js", "engine/worker-lease.js", "engine/worker-report.js",
-                "engine/worker-images.js", "engine/worker-boot.js", "engine/worker-lazy.js",
+                "engine/worker-images.js", "engine/worker-boot.js", "engine/worker-study-order.js",
+                "engine/worker-lazy.js",
                 "engine/worker-writer.js", "engine/worker.js"):
         parts.append((root / "site" / rel).read_bytes())
     return b"\n;\n".join(parts)

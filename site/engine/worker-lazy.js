@@ -64,9 +64,14 @@ var QuireLazy = (function () {
    * machine's CPU on a quiet machine, 15-30 s on a busy one.  They load only once the page asks
    * (quire.studyToolsReady(): opening Study, making or importing a set), never merely because a
    * tab was opened: a tab used to search and ask leaves the machine alone.  The packages are
-   * fetched and unpacked, then the modules imported one at a time, each once the engine is
-   * quiet, so a page call waits for one step at most.  The first study set then finds
-   * TfidfVectorizer and KMeans imported. */
+   * fetched and unpacked, then the modules imported a piece at a time, each once the engine is
+   * quiet, so a page call waits for one step at most.  The pieces are every module they need,
+   * in the order Python finished them (QuireStudyOrder, worker-study-order.js, recorded by
+   * tests/bench/study_imports.py), each once its parent package is in: importing a package runs
+   * its whole __init__ (scikit-learn's about 2.5 s of this thread in one step before), so a
+   * module whose parent is not in yet comes with its parent.  The names below are then imported
+   * as before (nothing left to do unless the list is out of date).  The first study set then
+   * finds TfidfVectorizer and KMeans imported. */
   // In the order they import each other, the heavy ones apart (scipy.stats alone is ~1.5 s).
   var SKLEARN_IMPORTS = ['scipy', 'scipy._lib._util', 'scipy.sparse', 'scipy.special', 'scipy.linalg', 'scipy.fft',
                          'scipy.spatial', 'scipy.optimize', 'scipy.interpolate', 'scipy.ndimage', 'scipy.stats',
@@ -74,6 +79,18 @@ var QuireLazy = (function () {
   // KMeans (the mind map) and what it imports: after scikit-learn is reported ready, so the study
   // tools open as early as before; a mind map made before they are in imports them itself.
   var SKLEARN_AFTER = ['sklearn.linear_model', 'sklearn.decomposition', 'sklearn.neighbors', 'sklearn.cluster'];
+
+  // named: one of the lists above, imported whatever its parent (Python imports the parent first);
+  // else a piece of QuireStudyOrder, imported only once its parent is in.
+  var PIECE = ['import importlib, sys',
+               'def piece(name, load=False, named=False):',
+               '    parent = name.rpartition(".")[0]',
+               '    if name in sys.modules or (parent and parent not in sys.modules and not named):',
+               '        return False',
+               '    if load:',
+               '        importlib.import_module(name)',
+               '    return True',
+               'piece'].join('\n');
 
   var studyToolsAsked = false, studyTools = null, servicesLoaded = false;
 
@@ -122,26 +139,38 @@ var QuireLazy = (function () {
       await step();
       await pyodide.loadPackage(config.lazyPackages, LOAD_OPTIONS);
       mark('loaded packages');
-      var importlib = pyodide.pyimport('importlib');
-      var importAll = async function (names) {
+      // piece(name, load): whether name is a piece to import now (not in, its parent in), and
+      // with load, import it.
+      var piece = pyodide.runPython(PIECE);
+      var reported = false;
+      var ready = function () {
+        var last = SKLEARN_IMPORTS[SKLEARN_IMPORTS.length - 1];
+        if (reported || piece.callKwargs(last, { load: false, named: true })) return;  // not in yet
+        reported = true;
+        var v = pyodide.runPython('import sklearn, scipy\nsklearn.__version__ + " / scipy " + scipy.__version__');
+        stage('sklearn', { version: v });
+      };
+      var importAll = async function (names, named) {
         for (var j = 0; j < names.length; j++) {
+          if (!piece.callKwargs(names[j], { load: false, named: named })) continue;
           await step();
           try {  // a step is only a way to cut the work; the import that counts comes after
-            importlib.import_module(names[j]).destroy();
+            piece.callKwargs(names[j], { load: true, named: named });
             mark('imported ' + names[j]);
           } catch (err) {
             logWarning('Importing ' + names[j] + ' ahead failed: ' + err.message);
           }
+          ready();
         }
       };
       try {
-        await importAll(SKLEARN_IMPORTS);
-        var v = pyodide.runPython('import sklearn, scipy\nsklearn.__version__ + " / scipy " + scipy.__version__');
-        stage('sklearn', { version: v });
-        await importAll(SKLEARN_AFTER);
+        await importAll(typeof QuireStudyOrder === 'undefined' ? [] : QuireStudyOrder, false);
+        await importAll(SKLEARN_IMPORTS, true);
+        ready();
+        await importAll(SKLEARN_AFTER, true);
         mark('sklearn-imported');
       } finally {
-        importlib.destroy();
+        piece.destroy();
       }
     } catch (err) {
       var msg = describe(err, 'sklearn');

@@ -14,6 +14,7 @@
  *   worker-report.js   QuireReport      stages, marks, console lines and failures, to the page
  *   worker-images.js   QuireImages      the file images in site-packages; their libraries linked ahead
  *   worker-boot.js     QuireEngineBoot  Pyodide started from the bundle, Quire imported
+ *   worker-study-order.js QuireStudyOrder  the order scipy and scikit-learn are imported in, in pieces
  *   worker-lazy.js     QuireLazy        the wheels, services and study tools loaded after ready
  *   worker-writer.js   QuireWriter      one writer at a time, across tabs
  *   worker.js          this file: the page's messages, the call dispatch and the engine's page calls
