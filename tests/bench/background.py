@@ -81,7 +81,9 @@ def main() -> int:
         table[d] = row
         print(f"{d[-40:]:40} {row['calls']:>6} {row['longest_ms']:>16} {row['median_ms']:>10} {row['sklearn_s']:>15} {row['load']:>5}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"table": table, "runs": runs}, indent=1))
+    sys.path.insert(0, str(ROOT / "tests" / "bench"))
+    import provenance
+    args.out.write_text(json.dumps({"machine": provenance.machine(), "table": table, "runs": runs}, indent=1) + "\n")
     return 0
 
 
