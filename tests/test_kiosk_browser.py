@@ -35,6 +35,11 @@ LIBRARY = """async () => ({sources: (await quire.sources()).map(s => [s.id, s.na
 IMPORT = """async (b64) => { const bin = atob(b64), data = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
     return (await quire.importVault(new Blob([data]), {mode: 'merge'})).sources; }"""
+# Touch targets under 44 CSS pixels high (WCAG's target size) in each view, as "view:testid:height".
+SMALL_TARGETS = """(views) => views.flatMap(view => { quire.showView(view);
+    return [...document.querySelectorAll('button, a[href], select, summary, input:not([type=checkbox]):not([type=radio]):not([type=file])')]
+      .filter(e => e.checkVisibility() && e.getBoundingClientRect().height < 44)
+      .map(e => view + ':' + (e.dataset.testid || e.tagName.toLowerCase()) + ':' + Math.round(e.getBoundingClientRect().height)); })"""
 # A control a view builds later (a flagged card's Delete, say): added to the page, gone by the next microtask in a kiosk.
 ADDED_LATER = """async () => { const b = document.createElement('button'); b.dataset.testid = 'flag-delete';
     document.querySelector('[data-view="study"]').append(b); await new Promise(r => queueMicrotask(r)); return b.isConnected; }"""
@@ -159,6 +164,7 @@ def test_a_kiosk_session(context, built_dist, serve, page_log, visit_vault):
     stops = tab_stops(page)
     assert {"nav-library", "sample-quiz", "chat-input", "study-generate", "privacy-refresh"} <= {s["testid"] for s in stops}
     assert [s for s in stops if s["removed"]] == []
+    assert page.evaluate(SMALL_TARGETS, VIEWS[:-1]) == []
 
     # Idle: input moves the reset on; after 2 minutes without any, the known library comes back.
     page.mouse.move(5, 5)
@@ -221,6 +227,7 @@ def test_without_kiosk_the_controls_are_there_and_a_kiosk_keeps_that_library(con
     found = {f.split(":", 1)[1] for f in removed_controls_found(page)}
     # (no card here is flagged: the Delete of a flagged card is the one added later)
     assert found == set(REMOVED) - {"flag-delete"} | {'a[href="#settings"]', "flag-delete (added later)"}
+    assert page.evaluate(SMALL_TARGETS, ["ask"]), "the touch-target check found nothing small outside a kiosk"
     reached = {s["testid"] for s in tab_stops(page) if s["removed"]}
     assert {"erase-all", "remove-source", "sample-remove", "chat-delete", "set-delete", "vault-export", "nav-settings",
             "lang-switch", "llm-badge", "chat-settings-link"} <= reached, reached
