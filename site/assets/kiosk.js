@@ -51,9 +51,12 @@ var QuireKiosk = (function () {
     document.documentElement.dataset.kiosk = '1';
     new MutationObserver(function (records) {
       records.forEach(function (r) {
+        // An element that becomes one later (its testid or link set after it was added) goes too.
+        if (r.type === 'attributes') { if (r.target.isConnected && r.target.matches(REMOVED)) r.target.remove(); return; }
         r.addedNodes.forEach(function (node) { if (node.nodeType === 1 && node.isConnected) sweep(node); });
       });
-    }).observe(document.documentElement, { childList: true, subtree: true });
+    }).observe(document.documentElement, { childList: true, subtree: true, attributes: true,
+      attributeFilter: ['data-testid', 'data-view', 'data-nav', 'href', 'class'] });
   }
 
   return { on: on, idleMinutes: on ? idleMinutes() : null, removed: REMOVED, excludedViews: on ? EXCLUDED_VIEWS : [] };
