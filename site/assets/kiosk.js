@@ -59,5 +59,5 @@ var QuireKiosk = (function () {
       attributeFilter: ['data-testid', 'data-view', 'data-nav', 'href', 'class'] });
   }
 
-  return { on: on, idleMinutes: on ? idleMinutes() : null, removed: REMOVED, excludedViews: on ? EXCLUDED_VIEWS : [] };
+  return { on: on, idleMinutes: on ? idleMinutes() : null, excludedViews: on ? EXCLUDED_VIEWS : [] };
 })();
