@@ -16,6 +16,7 @@ this file is the entry point and reads as the list of them, in order.
 
     python build.py                      # pinned runtime from PyPI (cached)
     python build.py --pyodide-dist DIR   # an official Pyodide 0.27.7 release folder
+    python build.py --kiosk              # every page a kiosk (docs/kiosk.md)
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "py"))
 from quire_build.assemble import assemble, write_dist  # noqa: E402
 from quire_build.common import DEFAULT_CACHE, ROOT, BuildError, load_pins  # noqa: E402
 from quire_build.embedder import fetch_embedder_or_skip  # noqa: E402
+from quire_build.kiosk import kiosk_config  # noqa: E402
 from quire_build.ocr import fetch_ocr_or_skip  # noqa: E402
 from quire_build.precompile import make_snapshot  # noqa: E402
 from quire_build.runtime import fetch_runtime, fetch_wheels, trim_runtime  # noqa: E402
@@ -49,8 +51,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-precompile", action="store_true",
                         help="leave out the Pyodide memory snapshot and .pyc files (the steps that need Node.js; "
                              "the engine then starts ~2 s slower)")
+    parser.add_argument("--kiosk", action="store_true",
+                        help="make every page a kiosk for a shared screen, as ?kiosk does (docs/kiosk.md)")
+    parser.add_argument("--kiosk-idle", type=float, metavar="MINUTES",
+                        help="minutes without input before a kiosk resets for the next visitor (default 5)")
     args = parser.parse_args(argv)
     try:
+        kiosk = kiosk_config(args.kiosk, args.kiosk_idle)
         pins = load_pins()
         runtime = trim_runtime(pins, fetch_runtime(pins, args.cache, args.pyodide_dist))
         wheels = fetch_wheels(pins, args.cache)
@@ -59,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         embedder = {} if args.no_embedder else fetch_embedder_or_skip(pins, args.cache)
         snapshot = None if args.no_precompile else make_snapshot(runtime, args.cache, pins["pyodide"]["snapshot_imports"])
         files = assemble(pins, runtime, wheels, ocr=ocr, snapshot=snapshot, voice=voice,
-                         pyc_cache=None if args.no_precompile else args.cache, embedder=embedder)
+                         pyc_cache=None if args.no_precompile else args.cache, embedder=embedder, kiosk=kiosk)
         write_dist(files, args.dist)
     except BuildError as exc:
         print(f"build failed: {exc}", file=sys.stderr)

@@ -93,8 +93,9 @@ def webkit_bindings() -> bool:
 def missing_tools() -> list[str]:
     """Debian packages the suite needs that this machine lacks: Chromium for the browser tests,
     Node.js for the build's memory snapshot and .pyc files, npm for OCR, Emscripten for voice,
-    espeak-ng and sox for the voice tests' spoken clips, cmake and g++ for llama-server, Firefox ESR and
-    WebKitGTK (with Xvfb, and its Python bindings for WebKit as an app) for the other-engines tier."""
+    espeak-ng and sox for the voice tests' spoken clips, cmake and g++ for llama-server, ffmpeg for the
+    kiosk demo's video, Firefox ESR and WebKitGTK (with Xvfb, and its Python bindings for WebKit as an
+    app) for the other-engines tier."""
     need = []
     if not Path(CHROMIUM).exists():
         need.append("chromium")
@@ -104,6 +105,7 @@ def missing_tools() -> list[str]:
         need.append("npm")
     for tool, package in (("cmake", "cmake"), ("g++", "g++"), ("make", "make"),  # llama-server for tests/real
                           ("emcc", "emscripten"), ("espeak-ng", "espeak-ng"), ("sox", "sox"),  # voice
+                          ("ffmpeg", "ffmpeg"),  # the kiosk demo's video (tests/kiosk_demo.py --video)
                           # the other engines (tests/engines.py): Firefox ESR, and WebKitGTK on a virtual screen
                           ("firefox-esr", "firefox-esr"), ("WebKitWebDriver", "webkit2gtk-driver"), ("Xvfb", "xvfb")):
         if shutil.which(tool) is None:

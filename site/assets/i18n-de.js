@@ -722,6 +722,12 @@ QuireI18n.add('de', {
   "Starting download of {model}…": "Download von {model} startet…",
   "{model} is ready.": "{model} ist bereit.",
   "Download failed: {error}": "Download fehlgeschlagen: {error}",
+  // Kiosk mode (kiosk-reset.js)
+  "Getting ready for the next visitor…": "Alles wird für den nächsten Besuch vorbereitet…",
+  "This browser already holds a library": "Dieser Browser enthält schon eine Bibliothek",
+  "A kiosk goes back to its own library after every visit (the sample library, or the course it was built with), and everything else in this browser’s library is deleted. This library is kept until you decide. To keep it, open the kiosk in a browser profile of its own.":
+    "Ein Kiosk kehrt nach jedem Besuch zu seiner eigenen Bibliothek zurück (der Beispielbibliothek oder dem Kurs, mit dem er gebaut wurde), und alles andere in der Bibliothek dieses Browsers wird gelöscht. Diese Bibliothek bleibt erhalten, bis du entscheidest. Um sie zu behalten, öffne den Kiosk in einem eigenen Browserprofil.",
+  "Replace it and start the kiosk": "Ersetzen und den Kiosk starten",
 });
 
 /* The engine's messages (Python), matched whole; {name} takes any text and is itself translated when it is a known message. */

@@ -133,13 +133,17 @@ var QuireUI = (function () {
 
   /* ---- views: one <section data-view="name"> each, chosen by the URL hash ---- */
   var views = {};
-  function register(name, view) { views[name] = view; }
+  var excluded = {};  // views a kiosk leaves out (kiosk-reset.js): never registered, never shown
+  function register(name, view) { if (!excluded[name]) views[name] = view; }
+  function exclude(names) { names.forEach(function (name) { excluded[name] = true; delete views[name]; }); }
 
   /* Whether el's view is the one on screen. A hidden view does not rebuild itself after every
    * change (with 5,000 sources each rebuild took seconds of the page); its show() catches up. */
   function shown(el) { var view = el && el.closest('[data-view]'); return !!view && !view.hidden; }
 
   function show(name) {
+    // An excluded view's address (#settings in a kiosk) lands on the library, and says so.
+    if (excluded[name]) history.replaceState(history.state, '', '#library');
     if (!views[name]) name = 'library';
     document.querySelectorAll('[data-view]').forEach(function (s) { s.hidden = s.dataset.view !== name; });
     document.querySelectorAll('[data-nav]').forEach(function (a) {
@@ -165,5 +169,5 @@ var QuireUI = (function () {
     langSwitch.addEventListener('change', function () { QuireI18n.set(langSwitch.value); });
   }
 
-  return { t: t, shortDate: shortDate, h: h, clear: clear, fill: fill, bytes: bytes, plural: plural, date: date, toast: toast, register: register, shown: shown, show: show, start: start };
+  return { t: t, shortDate: shortDate, h: h, clear: clear, fill: fill, bytes: bytes, plural: plural, date: date, toast: toast, register: register, exclude: exclude, shown: shown, show: show, start: start };
 })();

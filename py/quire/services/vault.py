@@ -11,6 +11,9 @@ Import is safe with a stranger's file:
 4. Every write, the rebuilt index included, goes to the store in ONE commit:
    a damaged file or a full disk leaves the library exactly as it was.
 
+``vaultOfFiles`` makes a vault from documents alone, trained in a library of its own in
+memory (the kiosk's sample library: a replacing import of it resets a kiosk in one commit).
+
 >>> import asyncio
 >>> from quire.app import Quire
 >>> from quire.services import Context
@@ -37,7 +40,7 @@ from quire.errors import LibraryError
 from quire.library import Library
 from quire.retrieval import segments
 from quire.services.llm import DEFAULTS as LLM_DEFAULTS, SETTINGS_KEY as LLM_KEY
-from quire.store import BUCKETS, StoreFullError
+from quire.store import BUCKETS, MemoryStore, StoreFullError
 from quire.vault_library import LibraryDataError, check_library, rebuild_index
 
 PAGE_SETTINGS = vault_settings.PAGE_SETTINGS  # the page's own settings, carried in the vault but never stored here
@@ -81,6 +84,27 @@ async def export_vault(engine, page_settings: dict | None = None) -> dict:
     return {"base64": base64.b64encode(data).decode("ascii"), "bytes": len(data),
             "counts": {b: len(v) for b, v in snapshot.items()},
             "name": f"quire-vault-{time.strftime('%Y-%m-%d')}.quire"}
+
+
+async def vault_of_files(files, category: str | None = None) -> dict:
+    """A vault holding only ``files`` (``[(name, bytes)]``), trained under ``category`` in a
+    library of its own in memory: the library in the store is neither read nor touched.
+
+    >>> import asyncio
+    >>> r = asyncio.run(vault_of_files([("a.md", b"# Rocks\\nBasalt forms when lava cools.")], "Sample"))
+    >>> r["ids"], vault.unpack(base64.b64decode(r["base64"]))[0]["sources"][r["ids"][0]]["category"]
+    (['72a4424aeb13c551'], 'Sample')
+    """
+    library = await Library.open(MemoryStore())
+    records = await library.stage_many(files, category=category)
+    failed = [f"{r['name']}: {r['error']}" for r in records if r["status"] == "failed"]
+    counts = await library.train()
+    failed += [f"{f['name']}: {f.get('error')}" for f in counts["files"] if f["outcome"] == "failed"]
+    if failed:  # a document of the bundle itself: a broken build, not the person's doing
+        raise LibraryError(f"these documents could not be trained: {'; '.join(failed)}")
+    data = vault.pack(*vault.from_store(await _stores(library.store, skip="index")))
+    return {"base64": base64.b64encode(data).decode("ascii"), "bytes": len(data),
+            "ids": [r["id"] for r in records]}
 
 
 def _incoming(data: bytes) -> tuple[dict, dict]:
@@ -150,7 +174,19 @@ async def _import(engine, ctx, mode="merge", data_b64=None, page=None):
                                "imported; close other tabs, or import a vault with fewer originals.") from None
 
 
+async def _of_files(engine, ctx, sizes, category=None):
+    """Documents sent as one payload, cut by ``sizes`` (``[[name, bytes], ...]``), as stageMany does."""
+    data, files, at = ctx.payload or b"", [], 0
+    for name, n in sizes:
+        files.append((name, bytes(data[at:at + int(n)])))
+        at += int(n)
+    if at != len(data):
+        raise ValueError(f"vaultOfFiles: the sizes add up to {at} bytes, the payload has {len(data)}")
+    return await vault_of_files(files, category)
+
+
 METHODS = {
     "exportVault": _export,
     "importVault": _import,
+    "vaultOfFiles": _of_files,
 }

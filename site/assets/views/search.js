@@ -45,7 +45,8 @@
     if (embedding || q.embeddingProgress()) return;
     q.embeddingStatus().then(function (st) {
       if (!st.model) {
-        QuireUI.fill(meaning, h('span', { class: 'muted' }, t('Keyword search only.') + ' ', h('a', { href: '#settings' }, t('Choose an embedding model')), ' ' + t('to also search by meaning.')));
+        QuireUI.fill(meaning, h('span', { class: 'muted' }, t('Keyword search only.'),  // a kiosk removes the hint (kiosk.js): it has no Settings
+          h('span', { testid: 'embedding-settings-hint' }, ' ', h('a', { href: '#settings' }, t('Choose an embedding model')), ' ' + t('to also search by meaning.'))));
       } else if (!st.missing) {
         QuireUI.fill(meaning, h('span', { class: 'ok' }, st.where === 'tab' ? t('Searching by keywords and by meaning ({model}, in this browser).', { model: st.model })
           : t('Searching by keywords and by meaning ({model}).', { model: st.model })));
