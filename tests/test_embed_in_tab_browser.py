@@ -119,6 +119,7 @@ N = 40  # five steps of eight passages (site/assets/api.js STEP)
 # window.__held.release() is called.
 HOLD = """() => { const embed = QuireEmbedder.embed; let batches = 0; window.__held = null;
   QuireEmbedder.embed = function (texts, kind, opts) {
+    if (kind === 'passage' && !batches) window.__queriesAtFirstBatch = QuireEmbedder.stats().queriesLoaded;
     if (kind !== 'passage' || ++batches !== 2) return embed.apply(QuireEmbedder, arguments);
     return new Promise(r => { window.__held = {release: r}; }).then(() => embed.call(QuireEmbedder, texts, kind, opts));
   }; }"""
@@ -160,6 +161,11 @@ def test_writes_never_wait_for_the_embedding_a_reload_resumes_and_keywords_only_
       return {hits, last: window.__news[window.__news.length - 1]}; }""")
     assert found["last"]["state"] == "running" and found["last"]["done"] < N, found["last"]
     assert found["hits"] and any(h["dense_rank"] is not None for h in found["hits"]), found["hits"][:3]
+    # The run's engine for queries was in before its first batch of passages (started side by
+    # side, the batches kept the cores busy and it took up to 45 s to load, every search meanwhile
+    # waiting behind a batch), and it made this search's query vector.
+    assert page.evaluate("window.__queriesAtFirstBatch") is True
+    assert page.evaluate("QuireEmbedder.stats().served.queries") >= 1
     # Cancel keeps what was embedded; a reload resumes with the rest, without redoing any.
     page.click("[data-testid=library-embedding-cancel]")
     page.wait_for_function(ENDED)

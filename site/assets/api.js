@@ -300,6 +300,7 @@
    * quire:embedding ({state: 'running' | 'done' | 'stopped' | 'failed', done, total, eta_s, error}). */
   var STEP = 8;  // one page batch (py/quire/browser/embedder.py): seconds, not minutes
   var QUERY_ENGINE_PASSAGES = 3 * STEP;  // a run of more passages (tens of seconds) gets a query engine of its own
+  var QUERY_ENGINE_WAIT_MS = 30000;  // the longest a run waits for its query engine before its first batch
   var background = null;
   function embeddingNews(detail) {
     if (background) background.last = detail;
@@ -315,13 +316,18 @@
     run.promise = q.embeddingStatus().then(function (st) {
       if (st.where !== 'tab' || !st.missing || signal.aborted) return null;
       var total = st.missing, sum = { done: 0, embedded: 0, cached: 0 }, started = performance.now();
-      // A run of more than a few steps gets a second engine for queries from its start, so a search
-      // meanwhile never waits behind a batch of passages (a batch cannot be cut short).
+      // A run of more than a few steps gets a second engine for queries, so a search meanwhile never
+      // waits behind a batch of passages (a batch cannot be cut short).  The first batch waits until
+      // that engine is in (about 3 s on 2 quiet cores; up to QUERY_ENGINE_WAIT_MS): started side by
+      // side, the batches kept the cores busy and it could take more than 45 s, with every search
+      // waiting 0.3-0.9 s behind a batch meanwhile (tests/bench/call_waits.py).
       var queryEngine = total > QUERY_ENGINE_PASSAGES && !!QuireEmbedder.prepareQueries;
+      var queriesIn = Promise.resolve();
       if (queryEngine) {
-        QuireEmbedder.prepareQueries().catch(function (err) {  // released meanwhile (the run ended): nothing to say
+        queriesIn = QuireEmbedder.prepareQueries().catch(function (err) {  // released meanwhile (the run ended): nothing to say
           if (!err || err.kind !== 'cancelled') console.warn('Quire: no second engine for queries:', err && err.message);
         });
+        queriesIn = Promise.race([queriesIn, new Promise(function (resolve) { setTimeout(resolve, QUERY_ENGINE_WAIT_MS); })]);
       }
       run.release = function () { if (queryEngine) { queryEngine = false; QuireEmbedder.releaseQueries(); } };
       embeddingNews({ state: 'running', done: 0, total: total, model: st.model });
@@ -356,7 +362,7 @@
           return r.remaining > 0 && r.done > 0 ? step() : null;
         });
       }
-      return step().then(function () {
+      return queriesIn.then(step).then(function () {
         var r = { done: sum.done, total: total, embedded: sum.embedded, cached: sum.cached };
         embeddingNews({ state: 'done', done: r.done, total: r.total, embedded: r.embedded, cached: r.cached, model: st.model });
         return r;
