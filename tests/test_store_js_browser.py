@@ -102,12 +102,18 @@ def test_the_room_probe_answers_in_page_and_worker_and_leaves_nothing(store_page
 CLOSED_MIDWAY = """async (mode) => {
     const conn = QuireStore.connection({name: 'closing-' + mode, version: 1, stores: ['kv']});
     window.spinning = true;
+    // The close comes once the transaction exists: a write first waits for the start to be
+    // judged (store-tabs.js), so awaiting the connection alone can close it before that.
+    let started;
+    const running = new Promise(ok => { started = ok; });
     const out = QuireStore.run(conn, ['kv'], mode, t => new Promise(resolve => {
+        started();
         const st = t.objectStore('kv');
         if (mode === 'readwrite') st.put('v', 'k');
         const spin = () => { st.get('k').onsuccess = e => window.spinning ? spin() : resolve(e.target.result || 'read'); };
         spin();
     }), mode === 'readwrite' ? 'save' : 'read its library');
+    await running;
     const db = await conn.get();
     db.dispatchEvent(new Event('close'));
     // a retried read runs on the same (still open) connection: the close must not reach it
