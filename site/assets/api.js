@@ -291,7 +291,8 @@
 
   /* After Train (and when a tab opens a library with passages still missing), the passages that
    * have no vector yet are embedded in the background when the vectors are made in this tab (no
-   * embedding server): one run at a time, in steps of STEP passages, each its own engine call, so
+   * embedding server): one run at a time, in steps of STEP passages per embedding engine (more than one
+   * where the machine has cores to spare: QuireEmbedder.passageEngines), each step its own engine call, so
    * a rename or a removal (in this tab or another) waits only for a step's store, never for the
    * embedding itself (which runs in this tab with no lock held).
    * The next Train stops it (and restarts it after), as does Cancel; a search meanwhile answers at
@@ -329,18 +330,34 @@
         });
         queriesIn = Promise.race([queriesIn, new Promise(function (resolve) { setTimeout(resolve, QUERY_ENGINE_WAIT_MS); })]);
       }
-      run.release = function () { if (queryEngine) { queryEngine = false; QuireEmbedder.releaseQueries(); } };
+      // With cores to spare, helper engines embed beside the main one (QuireEmbedder.passageEngines):
+      // each step then asks for STEP passages per engine that is ready and gives each engine STEP.
+      var helpers = total > STEP && !!QuireEmbedder.preparePassages && QuireEmbedder.passageEngines() > 1;
+      if (helpers) {
+        QuireEmbedder.preparePassages().catch(function (err) {  // the main engine goes on alone
+          if (!err || err.kind !== 'cancelled') console.warn('Quire: no helper engines for passages:', err && err.message);
+        });
+      }
+      run.release = function () {
+        if (queryEngine) { queryEngine = false; QuireEmbedder.releaseQueries(); }
+        if (helpers) { helpers = false; QuireEmbedder.releasePassages(); }
+      };
       embeddingNews({ state: 'running', done: 0, total: total, model: st.model });
       // A step: the engine names the next passages (a read), this tab embeds them with no lock
       // held (seconds), and the engine stores the vectors (a short write), so a rename or a
       // removal meanwhile waits for that store only.
       function step() {
         if (signal.aborted) throw stopped();
-        return q._call('embedNext', [STEP]).then(function (next) {
+        var engines = 1 + (helpers ? QuireEmbedder.stats().helpersLoaded : 0);
+        return q._call('embedNext', [STEP * engines]).then(function (next) {
           if (signal.aborted) throw stopped();
           if (!next.todo.length && !next.cached.length) return null;
           var texts = next.todo.map(function (p) { return p.text; });
-          var made = texts.length ? QuireEmbedder.embed(texts, 'passage', { signal: signal }) : Promise.resolve([]);
+          var pieces = [];  // STEP texts per engine; each piece goes to the least busy one
+          for (var i = 0; i < texts.length; i += STEP) {
+            pieces.push(QuireEmbedder.embed(texts.slice(i, i + STEP), 'passage', { signal: signal }));
+          }
+          var made = Promise.all(pieces).then(function (parts) { return [].concat.apply([], parts); });
           return made.then(function (vectors) {
             var dim = vectors.length ? vectors[0].length : 0, data = new Float32Array(vectors.length * dim);
             vectors.forEach(function (v, i) { data.set(v, i * dim); });

@@ -15,11 +15,21 @@
  *   QuireEmbedder.unload()                    -> stops the workers and frees their memory (load() starts it again)
  *   QuireEmbedder.prepareQueries()            -> starts a second worker for queries (resolves once it is ready);
  *   QuireEmbedder.releaseQueries()               kept until as many releases: the background embedding holds it
- *   QuireEmbedder.stats()                     -> {queriesLoaded, served: {main, queries}}
+ *   QuireEmbedder.passageEngines()            -> how many engines embed passages side by side here (1 to 3)
+ *   QuireEmbedder.preparePassages()           -> starts the helper engines for passages (passageEngines() - 1 of
+ *   QuireEmbedder.releasePassages()              them; resolves once they are ready), kept until as many releases
+ *   QuireEmbedder.stats()                     -> {loaded, queriesLoaded, helpersLoaded, served: {main, queries},
+ *                                                passagesBy: {main, helpers}}
  *
  * Errors are Errors named 'EmbedderError' with a kind: not-included | missing | damaged | engine | cancelled.
  * A query asked while passages are being embedded goes to the query worker when it is ready; otherwise
  * it waits for at most one small batch of them (the worker takes query jobs first between batches).
+ *
+ * Passages go to the engine with the fewest passage jobs among the main one and the helpers that are
+ * ready.  Each engine is single-threaded (a file:// page has no SharedArrayBuffer, so no wasm
+ * threads), so more cores mean more engines: one per core beyond the two that the page, the Python
+ * engine and the query engine answer on, at most 3 (?embedWorkers=N in the address sets it, 1 to 4).
+ * Each costs a copy of the model's memory (about 270 MB of the renderer's) while a run lasts.
  */
 (function () {
   'use strict';
@@ -217,13 +227,26 @@
       loaded: function () { return up; },
       /* Is a job of passages on its way here (so a query would wait behind its batch)? */
       busy: function () { return passageJobs > 0; },
+      jobs: function () { return passageJobs; },
     };
   }
 
   var main = Engine('quire-embedder');
   var queries = null;      // the second engine, while prepareQueries holds it
   var queryHolders = 0;
+  var helpers = [];        // more engines for passages, while preparePassages holds them
+  var helperHolders = 0;
   var served = { main: 0, queries: 0 };  // queries answered by each engine (stats)
+  var passagesBy = { main: 0, helpers: 0 };  // passage jobs given to each kind of engine (stats)
+
+  /** How many engines embed passages side by side: one per core beyond two (the page with the Python
+   * engine, and the query engine), 1 to 3; ?embedWorkers=N (1 to 4) in the address decides instead. */
+  function passageEngines() {
+    var asked = parseInt(new URLSearchParams(self.location && location.search || '').get('embedWorkers'), 10);
+    if (asked >= 1) return Math.min(4, asked);
+    var cores = (self.navigator && navigator.hardwareConcurrency) || 2;
+    return Math.max(1, Math.min(3, cores - 2));
+  }
 
   function load(onProgress) {
     if (onProgress && typeof onProgress === 'object') onProgress = onProgress.onProgress;
@@ -235,6 +258,9 @@
     if (queries) queries.unload();
     queries = null;
     queryHolders = 0;
+    helpers.forEach(function (e) { e.unload(); });
+    helpers = [];
+    helperHolders = 0;
   }
 
   /** A second engine for queries, started now (in the background: no progress) and kept until
@@ -249,6 +275,27 @@
     if (!queryHolders && queries) { queries.unload(); queries = null; }
   }
 
+  /** The helper engines for passages (passageEngines() - 1 of them), started now in the background
+   * and kept until releasePassages: for as long as passages are embedded in the background.
+   * Resolves once all of them are ready (at once when there are none to start). */
+  function preparePassages() {
+    helperHolders += 1;
+    while (helpers.length < passageEngines() - 1) helpers.push(Engine('quire-embedder-passages-' + (helpers.length + 2)));
+    return Promise.all(helpers.map(function (e) { return e.load(); })).then(function () { return helpers.length; });
+  }
+  function releasePassages() {
+    helperHolders = Math.max(0, helperHolders - 1);
+    if (!helperHolders) { helpers.forEach(function (e) { e.unload(); }); helpers = []; }
+  }
+
+  /* The engine for a job of passages: the ready one with the fewest passage jobs, the main one first
+   * on a tie (it loads on first use, so it counts as ready). */
+  function passageEngine() {
+    var best = main;
+    helpers.forEach(function (e) { if (e.loaded() && e.jobs() < best.jobs()) best = e; });
+    return best;
+  }
+
   /** Vectors of `texts` (strings) as e5 'query' or 'passage' texts, one Float32Array each.  A
    * query goes to the query engine when passages are on their way in the main one and it is ready. */
   function embed(texts, kind, opts) {
@@ -260,17 +307,30 @@
     if (!texts.length) return Promise.resolve([]);
     if (opts.signal && opts.signal.aborted) return Promise.reject(embedderError('cancelled', TEXT.cancelled));
     var engine = main;
-    if (kind === 'query' && queries && queries.loaded() && main.busy()) engine = queries;
-    if (kind === 'query') served[engine === main ? 'main' : 'queries'] += 1;
+    if (kind === 'query') {
+      if (queries && queries.loaded() && main.busy()) engine = queries;
+      served[engine === main ? 'main' : 'queries'] += 1;
+    } else {
+      engine = passageEngine();
+      passagesBy[engine === main ? 'main' : 'helpers'] += 1;
+    }
     return engine.embed(texts, kind, opts);
   }
 
-  /** {queriesLoaded, served: {main, queries}}: which engine answered the queries so far. */
+  /** Which engines are up, and which answered the queries and took the passage jobs so far. */
   function stats() {
-    return { queriesLoaded: !!(queries && queries.loaded()), served: { main: served.main, queries: served.queries } };
+    return {
+      loaded: main.loaded(),
+      queriesLoaded: !!(queries && queries.loaded()),
+      helpersLoaded: helpers.filter(function (e) { return e.loaded(); }).length,
+      served: { main: served.main, queries: served.queries },
+      passagesBy: { main: passagesBy.main, helpers: passagesBy.helpers },
+    };
   }
 
   self.QuireEmbedder = { available: available, load: load, embed: embed, unload: unload,
-                         prepareQueries: prepareQueries, releaseQueries: releaseQueries, stats: stats,
+                         prepareQueries: prepareQueries, releaseQueries: releaseQueries,
+                         passageEngines: passageEngines, preparePassages: preparePassages,
+                         releasePassages: releasePassages, stats: stats,
                          FILES: FILES, MODEL: MODEL, KINDS: KINDS, TEXT: TEXT };
 })();
