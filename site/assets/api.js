@@ -395,9 +395,19 @@
     return run.promise;
   };
   // Resuming: a library opened with passages still missing is embedded once the tab's own start-up
-  // work is done (the vectors already made are in the cache, keyed by passage and model).
+  // work is done (the vectors already made are in the cache, keyed by passage and model).  A library
+  // with nothing missing gets its model loaded then instead, so the first search does not wait
+  // seconds for 72 MB of weights to load: every search embeds its question.
   document.addEventListener('quire:ready', function () {
-    (q.backgroundDone ? q.backgroundDone() : Promise.resolve()).then(function () { q.embedInBackground(); }, function () {});
+    (q.backgroundDone ? q.backgroundDone() : Promise.resolve()).then(function () {
+      return q.embedInBackground();
+    }).then(function (ran) {
+      if (ran || !self.QuireEmbedder || !QuireEmbedder.available()) return null;
+      return q.embeddingStatus().then(function (st) {
+        if (st.where === 'tab' && st.active && st.total > st.missing) return loadEmbedder();
+        return null;
+      });
+    }).catch(function () { /* a search loads it when asked (and says what failed) */ });
   });
   /** embedInTab(on): the embedding choice "In this browser" (on) or "None (keywords only)" (off),
    * kept for this browser (localStorage quire.embed.tab); on, the missing passages are embedded. */
