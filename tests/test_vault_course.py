@@ -12,41 +12,16 @@ from quire.services import Context, study
 from quire.services import vault as vs
 from quire.store import MemoryStore
 
-from test_study_service import BIO, ROCKS, run
+from course_vaults import teacher_vault
+from test_study_service import ROCKS, run
 from vault_crafts import tampered
 
 M = {**vs.METHODS, **study.METHODS}
-VOLCANO = ("# Volcanoes\n"
-           "A shield volcano is built from fluid basalt lava that flows a long way before it cools. "
-           "Mauna Loa in Hawaii is the largest shield volcano on Earth and rises gently over many kilometres. "
-           "Stratovolcanoes erupt sticky andesite lava, which piles up into steep cones around the vent. "
-           "Mount Fuji in Japan is a famous stratovolcano whose last eruption happened in the year 1707. "
-           "Pyroclastic flows are fast clouds of hot gas and ash that race down the slopes of a volcano. "
-           "Magma that reaches the surface is called lava, while magma that stays underground forms plutons. "
-           "Geologists measure ground swelling with satellites to warn people before an eruption begins. "
-           "Volcanic ash makes soils very fertile, which is why farmers often live near active volcanoes. "
-           "Calderas form when the roof of an emptied magma chamber collapses after a huge eruption. "
-           "Hot springs and geysers appear where groundwater is heated by magma deep below the surface.")
 MINE = ROCKS + " The Krebs cycle turns acetyl groups into carbon dioxide. Quartz is hard and resists weathering."
 
 
 async def call(q, method, *args, payload=None):
     return await M[method](q, Context(payload=payload), *args)
-
-
-async def teacher_vault() -> tuple[bytes, dict]:
-    """A teacher's library: two documents under "Earth 101", a quiz they already played, a chat and
-    a settings change of their own; exported as a vault."""
-    q = await Quire.open(MemoryStore())
-    await q.stage_text("Rocks", BIO, "Earth 101")
-    await q.stage_text("Volcanoes", VOLCANO, "Earth 101")
-    await q.train()
-    quiz = await call(q, "studyGenerate", "quiz", {"count": 2, "scope": {"category": "Earth 101"}})
-    await call(q, "quizAnswer", quiz["id"], 0)
-    await q.store.commit([("chats", "teacher-chat", {"id": "teacher-chat", "title": "Teacher's own", "messages": []})])
-    await q.llm.save({"chat_model": "teachers-model"})
-    data = base64.b64decode((await q.export_vault())["base64"])
-    return data, quiz
 
 
 async def student(q_docs=(("My notes", MINE, "Mine"),)) -> Quire:
