@@ -171,3 +171,33 @@ def test_a_kiosk_restores_the_course_exactly(course_dist, course, browser):
         no_errors(log)
     finally:
         ctx.close()
+
+
+@pytest.mark.service_worker
+def test_over_http_the_course_is_precached_and_loads_offline(course_dist, course, context, serve):
+    """The first visit over http precaches the course's pack with the rest (the service worker's
+    list); with the server gone and the network off, the reloaded page offers and loads it."""
+    server = serve(course_dist)
+    page, log = open_logged(context, server.url)
+    cached = page.evaluate("""async () => {
+        await navigator.serviceWorker.ready;
+        if (!navigator.serviceWorker.controller)
+          await new Promise(r => navigator.serviceWorker.addEventListener('controllerchange', r, {once: true}));
+        const cache = await caches.open((await caches.keys())[0]);
+        return (await cache.keys()).map(r => new URL(r.url).pathname);
+    }""")
+    assert "/assets/pack/course/course.quirevault.js" in cached
+    offered(page)
+    server.stop()
+    context.set_offline(True)
+    page.reload()
+    page.wait_for_function("() => window.quire && window.quire.ready")
+    page.evaluate("quire.ready")
+    offered(page)
+    page.click("[data-testid=course-load]")
+    wait_until(page, "quire.courseState().then(s => s === 'loaded')")
+    hits = page.evaluate("quire.search('shield volcano basalt')")
+    assert hits and hits[0]["source"] == "Volcanoes.md"
+    answer = page.evaluate("quire.ask('Which volcano is built from fluid basalt lava?')")
+    assert any(c["source"] == "Volcanoes.md" for c in answer["citations"])
+    no_errors(log)
