@@ -17,6 +17,8 @@ this file is the entry point and reads as the list of them, in order.
     python build.py                      # pinned runtime from PyPI (cached)
     python build.py --pyodide-dist DIR   # an official Pyodide 0.27.7 release folder
     python build.py --kiosk              # every page a kiosk (docs/kiosk.md)
+    python build.py --library course.quirevault                # a bundle that carries a course (docs/courses.md)
+    python build.py --library course.quirevault --library-only # ... put into dist/ as built, in seconds
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "py"))
 
-from quire_build.assemble import assemble, write_dist  # noqa: E402
+from quire_build.assemble import assemble, finish, with_course, write_dist  # noqa: E402
 from quire_build.common import DEFAULT_CACHE, ROOT, BuildError, load_pins  # noqa: E402
 from quire_build.embedder import fetch_embedder_or_skip  # noqa: E402
 from quire_build.kiosk import kiosk_config  # noqa: E402
+from quire_build.library import dist_files, read_bundle, read_course, write_changed  # noqa: E402
 from quire_build.ocr import fetch_ocr_or_skip  # noqa: E402
 from quire_build.precompile import make_snapshot  # noqa: E402
 from quire_build.runtime import fetch_runtime, fetch_wheels, trim_runtime  # noqa: E402
@@ -55,8 +58,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="make every page a kiosk for a shared screen, as ?kiosk does (docs/kiosk.md)")
     parser.add_argument("--kiosk-idle", type=float, metavar="MINUTES",
                         help="minutes without input before a kiosk resets for the next visitor (default 5)")
+    parser.add_argument("--library", type=Path, metavar="VAULT",
+                        help="carry this vault as the bundle's course: offered to every student on first open, "
+                             "and a kiosk's known library (docs/courses.md)")
+    parser.add_argument("--library-title", metavar="TEXT",
+                        help="the course's title as students see it (default: the category most of its documents share)")
+    parser.add_argument("--library-only", action="store_true",
+                        help="only put the course (or, without --library, no course) into the bundle already in --dist: "
+                             "seconds instead of a whole build")
     args = parser.parse_args(argv)
+    if args.library_title is not None and args.library is None:
+        parser.error("--library-title needs --library VAULT")
     try:
+        course = read_course(args.library, args.library_title) if args.library else None
+        if args.library_only:
+            return library_only(args.dist, course)
         kiosk = kiosk_config(args.kiosk, args.kiosk_idle)
         pins = load_pins()
         runtime = trim_runtime(pins, fetch_runtime(pins, args.cache, args.pyodide_dist))
@@ -66,13 +82,26 @@ def main(argv: list[str] | None = None) -> int:
         embedder = {} if args.no_embedder else fetch_embedder_or_skip(pins, args.cache)
         snapshot = None if args.no_precompile else make_snapshot(runtime, args.cache, pins["pyodide"]["snapshot_imports"])
         files = assemble(pins, runtime, wheels, ocr=ocr, snapshot=snapshot, voice=voice,
-                         pyc_cache=None if args.no_precompile else args.cache, embedder=embedder, kiosk=kiosk)
+                         pyc_cache=None if args.no_precompile else args.cache, embedder=embedder, kiosk=kiosk,
+                         course=course)
         write_dist(files, args.dist)
     except BuildError as exc:
         print(f"build failed: {exc}", file=sys.stderr)
         return 1
     total = sum(len(d) for d in files.values())
     print(f"built {args.dist} ({len(files)} files, {total / 1e6:.1f} MB, build {json.loads(files['manifest.json'])['build']})")
+    return 0
+
+
+def library_only(dist: Path, course: tuple[bytes, dict] | None) -> int:
+    """The course (or none) put into the bundle already built in ``dist``: its pack, bundle.js, sw.js
+    and the manifest rewritten, every other file left as it is."""
+    bundle = read_bundle(dist)
+    files = finish(with_course(dist_files(dist), bundle, course), bundle)
+    changed = write_changed(files, dist)
+    what = f"course {course[1]['title']!r} ({course[1]['documents']} documents, {course[1]['passages']} passages)" \
+        if course else "no course"
+    print(f"{dist} now carries {what}, build {bundle['build']} ({len(changed)} files written)")
     return 0
 
 

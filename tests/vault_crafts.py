@@ -89,3 +89,13 @@ def v2_vault(buckets: dict, blobs: dict | None = None) -> bytes:
 def meta_json(data: bytes) -> dict:
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         return json.loads(zf.read("vault.json"))
+
+
+def tampered(data: bytes, member_prefix: str = "buckets/chunks") -> bytes:
+    """``data`` with one member changed after export (a passage's text edited), its listed checksum
+    left as it was: what someone editing a course vault by hand would make."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        members = {i.filename: zf.read(i.filename) for i in zf.infolist()}
+    name = next(n for n in members if n.startswith(member_prefix))
+    members[name] = members[name].replace(b"a", b"A", 1)
+    return zipped(members)

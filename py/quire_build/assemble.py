@@ -12,6 +12,7 @@ from pathlib import Path
 from quire_build.common import BOOT_DYNLIBS, ROOT, VIRTUAL_BASE, BuildError, project_version, sha256_bytes
 from quire_build.images import file_image, image_asset, wheel_files
 from quire_build.kiosk import CONFIG as KIOSK_CONFIG
+from quire_build.library import BUNDLE_HEAD, BUNDLE_JS, COURSE_ASSET
 from quire_build.ocr import ocr_assets
 from quire_build.pack import pack, pack_name
 from quire_build.precompile import SNAPSHOT_ASSET, STARTUP_FILES, compile_pycs
@@ -61,12 +62,13 @@ def build_id(files: dict[str, bytes]) -> str:
 def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], root: Path = ROOT,
              ocr: dict[str, bytes] | None = None, snapshot: dict | None = None, voice: dict[str, bytes] | None = None,
              pyc_cache: Path | None = None, embedder: dict[str, bytes] | None = None,
-             kiosk: bytes | None = None) -> dict[str, bytes]:
+             kiosk: bytes | None = None, course: tuple[bytes, dict] | None = None) -> dict[str, bytes]:
     """Every file of dist/, in memory, keyed by relative path.
 
     ``runtime`` is as :func:`trim_runtime` returns it.  With ``pyc_cache`` (and Node on
     the machine) the boot images carry byte-compiled modules.  ``kiosk`` replaces the site's
-    ``assets/kiosk-config.js`` (:func:`quire_build.kiosk.kiosk_config`)."""
+    ``assets/kiosk-config.js`` (:func:`quire_build.kiosk.kiosk_config`); ``course`` is the
+    course vault and its about record (:func:`quire_build.library.read_course`)."""
     files = site_files(root)
     if kiosk is not None:
         files[KIOSK_CONFIG] = kiosk
@@ -87,10 +89,7 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
         return file_image(contents)
 
     def add(name: str, data: bytes, group: str) -> None:
-        script, gz = pack(name, data)
-        files[pack_name(name)] = script
-        assets[name] = {"src": pack_name(name), "size": len(data), "sha256": sha256_bytes(data),
-                        "gz": gz, "group": group}
+        add_asset(files, assets, name, data, group)
         if name in STARTUP_FILES:
             assets[name]["first"] = True  # the page hands these over before the other boot files
 
@@ -120,9 +119,8 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
     for name, data in sorted((embedder or {}).items()):
         add(name, data, "embedder")  # loaded only when asked for (site/assets/embedder.js)
 
-    bundle_id = build_id(files)
     bundle = {
-        "build": bundle_id,
+        "build": None,  # finish() names the build by its files
         "version": project_version(root),
         "pyodide": pins["pyodide"]["version"],
         "base": VIRTUAL_BASE,
@@ -137,7 +135,35 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
         "snapshot": ({"asset": SNAPSHOT_ASSET, "sha256": snapshot["sha256"], "memoryBase": snapshot["memoryBase"]}
                      if snapshot else None),
     }
-    files["assets/bundle.js"] = ("self.QUIRE_BUNDLE = " + json.dumps(bundle, indent=1, sort_keys=True) + ";\n").encode()
+    return finish(with_course(files, bundle, course), bundle, root)
+
+
+def add_asset(files: dict[str, bytes], assets: dict, name: str, data: bytes, group: str) -> None:
+    """``data`` packed as ``assets/pack/<name>.js`` (:func:`quire_build.pack.pack`), listed in ``assets``."""
+    script, gz = pack(name, data)
+    files[pack_name(name)] = script
+    assets[name] = {"src": pack_name(name), "size": len(data), "sha256": sha256_bytes(data), "gz": gz, "group": group}
+
+
+def with_course(files: dict[str, bytes], bundle: dict, course: tuple[bytes, dict] | None) -> dict[str, bytes]:
+    """``files`` and ``bundle`` with the course vault in place of any earlier one (none: no course)."""
+    old = bundle["assets"].pop(COURSE_ASSET, None)
+    if old:
+        files.pop(old["src"], None)
+    bundle.pop("course", None)
+    if course:
+        data, about = course
+        add_asset(files, bundle["assets"], COURSE_ASSET, data, "course")  # loaded only when offered and taken
+        bundle["course"] = {**about, "asset": COURSE_ASSET}
+    return files
+
+
+def finish(files: dict[str, bytes], bundle: dict, root: Path = ROOT) -> dict[str, bytes]:
+    """``files`` with what is made from them: ``bundle.js`` (what the page loads), the service worker
+    with its precache list, and the manifest.  The build id names every other file's content."""
+    bundle_id = build_id(files)
+    bundle["build"] = bundle_id
+    files[BUNDLE_JS] = (BUNDLE_HEAD + json.dumps(bundle, indent=1, sort_keys=True) + ";\n").encode()
     precache = sorted(["./"] + list(files))
     sw = (root / "site" / "sw.js").read_text(encoding="utf-8")
     sw = sw.replace("__BUILD__", bundle_id).replace("__FILES__", json.dumps(precache))

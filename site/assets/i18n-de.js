@@ -104,6 +104,29 @@ QuireI18n.add('de', {
   "Details copied": "Details kopiert",
   "Select the details and copy them (Ctrl+C).": "Die Details markieren und kopieren (Strg+C).",
 
+  // ---- the course a bundle carries (course.js, views/study.js)
+  "from your teacher": "von deiner Lehrkraft",
+  "Course": "Kurs",
+  "A course for you": "Ein Kurs für dich",
+  "This copy comes with a library: {title}, {documents}, {passages}, made {made}":
+    "Diese Kopie bringt eine Bibliothek mit: {title}, {documents}, {passages}, erstellt am {made}",
+  "Its study sets appear on the Study shelf, marked “from your teacher”.":
+    "Ihre Lernsets erscheinen unter „Lernen“, markiert mit „von deiner Lehrkraft“.",
+  "Add it to my library": "Zu meiner Bibliothek hinzufügen",
+  "Replace my documents with it": "Meine Dokumente dadurch ersetzen",
+  "Load the course": "Kurs laden",
+  "Not now": "Jetzt nicht",
+  "Add the course": "Kurs hinzufügen",
+  "Replace the documents in your library with the course? Your own chats, progress and study sets stay.":
+    "Die Dokumente deiner Bibliothek durch den Kurs ersetzen? Deine eigenen Chats, dein Fortschritt und deine Lernsets bleiben.",
+  "Loading the course… (checking it, then saving it in one go)": "Kurs wird geladen… (erst geprüft, dann in einem Schritt gespeichert)",
+  "The course {title} is in your library.": "Der Kurs {title} ist in deiner Bibliothek.",
+  "The course could not be loaded: {reason}": "Der Kurs konnte nicht geladen werden: {reason}",
+  "The course in this copy of Quire is damaged (its checksum does not match {sha}), so it was not loaded. Copy the whole folder again, or ask your teacher for a new copy.":
+    "Der Kurs in dieser Kopie von Quire ist beschädigt (seine Prüfsumme passt nicht zu {sha}) und wurde nicht geladen. Den ganzen Ordner erneut kopieren oder die Lehrkraft um eine neue Kopie bitten.",
+  "The course file {file} is missing or damaged, so the course was not loaded. Copy the whole folder again, or ask your teacher for a new copy.":
+    "Die Kursdatei {file} fehlt oder ist beschädigt, daher wurde der Kurs nicht geladen. Den ganzen Ordner erneut kopieren oder die Lehrkraft um eine neue Kopie bitten.",
+
   // ---- plural nouns: [one, other]
   "action": ["Aktion", "Aktionen"],
   "card": ["Karte", "Karten"],
@@ -121,6 +144,7 @@ QuireI18n.add('de', {
   "section": ["Abschnitt", "Abschnitte"],
   "part": ["Teil", "Teile"],
   "passage": ["Textstelle", "Textstellen"],
+  "document": ["Dokument", "Dokumente"],
   "question": ["Frage", "Fragen"],
   "request": ["Anfrage", "Anfragen"],
   "scanned page": ["gescannte Seite", "gescannte Seiten"],

@@ -11,11 +11,13 @@ var QuireKioskLibrary = (function () {
   var q = self.quire;
   var KEPT = 'quire.kiosk.known';  // {key, bytes, sample}: the sample's vault, as made last
 
-  /* The bundled course vault: the one place such a vault plugs in.  No bundle carries one yet, so
-   * this resolves null.  One that does resolves {id, blob}: id names the vault's content (its
-   * sha256, say), so that a new vault replaces the library a kiosk kept; blob is its bytes (from
-   * quire.loadChecked on the bundle's asset, say). */
-  function bundledVault() { return Promise.resolve(null); }
+  /* The bundled course vault (python3 build.py --library, assets/course.js): {id, blob, title} with
+   * id its sha256, so that a new course replaces the library a kiosk kept; null without one. */
+  function bundledVault() {
+    var about = q.course && q.course();
+    if (!about) return Promise.resolve(null);
+    return q.courseVault().then(function (blob) { return { id: about.sha256, blob: blob, title: about.title }; });
+  }
 
   function sampleKey() {
     return 'sample:' + (self.QUIRE_BUNDLE && QUIRE_BUNDLE.build) + ':' + QuireI18n.lang;
@@ -39,10 +41,10 @@ var QuireKioskLibrary = (function () {
     return bundledVault().then(function (course) { return course ? 'course:' + course.id : sampleKey(); });
   }
 
-  /** known() -> {key, vault: Blob, sample: {ids, version, category} | null}; sample is null for a course vault. */
+  /** known() -> {key, vault: Blob, sample: {ids, version, category} | null, course: title}; sample is null for a course vault. */
   function known() {
     return bundledVault().then(function (course) {
-      return course ? { key: 'course:' + course.id, vault: course.blob, sample: null } : sampleLibrary();
+      return course ? { key: 'course:' + course.id, vault: course.blob, sample: null, course: course.title } : sampleLibrary();
     });
   }
 

@@ -63,7 +63,7 @@
     document.body.appendChild(cover);
     running = QuireKioskLibrary.known().then(function (lib) {
       return save({ resetting: true }).then(function () {
-        return q.importVault(lib.vault, { mode: 'replace' });
+        return q.importVault(lib.vault, lib.course ? { mode: 'replace', course: 'kiosk', title: lib.course } : { mode: 'replace' });
       }).then(function () {
         return q.sampleRestored(lib.sample);
       }).then(function () {

@@ -35,7 +35,7 @@ from __future__ import annotations
 import base64
 import time
 
-from quire import passages, vault, vault_settings
+from quire import passages, vault, vault_course, vault_settings
 from quire.errors import LibraryError
 from quire.library import Library
 from quire.retrieval import segments
@@ -122,21 +122,52 @@ def _incoming(data: bytes) -> tuple[dict, dict]:
     return incoming, meta
 
 
-async def import_vault(engine, data: bytes, mode: str = "merge", page: dict | None = None) -> dict:
-    """Import a vault file; ``page`` is the page's current settings (localStorage), to compare."""
+def _as_course(incoming: dict, current: dict, data: bytes, mode: str, course: dict) -> tuple[dict, dict, str, dict]:
+    """``(incoming, scope, mode, info)`` for a course import (``quire.vault_course``): only the library
+    and the teacher's sets come in; a student's replace deletes only the library and earlier courses'
+    sets (``scope``), a kiosk's deletes everything else.  Settings are never taken from a course."""
+    kind = course.get("mode") if isinstance(course, dict) else None
+    if kind not in vault_course.MODES:
+        raise vault.VaultError(f"unknown course mode {kind!r}; choose one of: {', '.join(vault_course.MODES)}")
+    title = course.get("title") or vault_course.title_of(incoming.get("sources") or {})
+    info = {"id": vault.sha256(data), "title": vault_course.clean_title(title)}
+    try:
+        taken = vault_course.course_stores(incoming, info)
+    except vault_course.CourseError as exc:
+        raise vault.VaultError(f"{exc}; nothing was imported.") from None
+    taken["settings"] = current["settings"]
+    if kind == "kiosk":
+        return taken, current, "replace", info
+    if mode == "merge":  # a set the student already has from this course keeps their answers
+        taken["study"] = {k: v for k, v in taken["study"].items() if k not in current["study"]}
+    scope = {**vault_course.replaceable(current), "settings": current["settings"]} if mode == "replace" else current
+    return taken, scope, mode, info
+
+
+async def import_vault(engine, data: bytes, mode: str = "merge", page: dict | None = None,
+                       course: dict | None = None) -> dict:
+    """Import a vault file; ``page`` is the page's current settings (localStorage), to compare.
+
+    ``course`` (``{"mode": "offer" | "kiosk", "title"}``) imports it as a course: see ``_as_course``."""
     if mode not in vault.MODES:
         raise vault.VaultError(f"unknown import mode {mode!r}; choose one of: {', '.join(vault.MODES)}")
     incoming, meta = _incoming(data)
     store = engine.store
     current = await _stores(store)
-    theirs_settings = incoming.get("settings") or {}
-    page_kept, page_ignored = vault_settings.page_settings(theirs_settings.get(PAGE_SETTINGS), page)
-    incoming["settings"], ignored = vault_settings.engine_settings(theirs_settings, current["settings"], mode)
+    info = None
+    if course is not None:
+        incoming, scope, mode, info = _as_course(incoming, current, data, mode, course)
+        page_kept, ignored, page_ignored = {}, [], []
+    else:
+        scope = current
+        theirs_settings = incoming.get("settings") or {}
+        page_kept, page_ignored = vault_settings.page_settings(theirs_settings.get(PAGE_SETTINGS), page)
+        incoming["settings"], ignored = vault_settings.engine_settings(theirs_settings, current["settings"], mode)
     incoming.pop("index", None)  # never trusted: rebuilt below from the passages
     if mode == "merge":
         for bucket in OURS_WIN:
             incoming[bucket] = {k: v for k, v in (incoming.get(bucket) or {}).items() if k not in current[bucket]}
-    p = vault.plan(incoming, current, mode)
+    p = vault.plan(incoming, scope, mode)
     final = _final(current, p)
     model = {**LLM_DEFAULTS, **(final["settings"].get(LLM_KEY) or {})}["embed_model"]
     index = segments.snapshot(rebuild_index(final["sources"], final["chunks"], final["vectors"], model),
@@ -156,7 +187,7 @@ async def import_vault(engine, data: bytes, mode: str = "merge", page: dict | No
     if hasattr(engine, "llm"):
         await engine.llm.load()
     return {"mode": mode, "summary": p["summary"], "counts": {b: len(v) for b, v in incoming.items()},
-            "read_version": meta["read_version"], "created": meta.get("created"),
+            "read_version": meta["read_version"], "created": meta.get("created"), "course": info,
             "sources": len(engine.library.sources()), "page_settings": page_kept,
             "ignored": ignored + [m for m in page_ignored if m.split(";")[0] not in {i.split(";")[0] for i in ignored}]}
 
@@ -165,10 +196,26 @@ async def _export(engine, ctx, page_settings=None):
     return await export_vault(engine, page_settings)
 
 
-async def _import(engine, ctx, mode="merge", data_b64=None, page=None):
+def course_about(data: bytes, title: str | None = None) -> dict:
+    """What the page offers of a course vault: its about record (``quire.vault_course.about``), its
+    sha256 and size; a vault that would not import is refused (``VaultError``) with the reason."""
+    incoming, meta = _incoming(data)
+    found = vault_course.about(incoming.get("sources") or {}, incoming.get("chunks") or {},
+                               incoming.get("study") or {}, meta.get("created"), title)
+    return {**found, "sha256": vault.sha256(data), "size": len(data)}
+
+
+async def _course_about(engine, ctx, title=None):
+    try:
+        return course_about(bytes(ctx.payload or b""), title)
+    except MemoryError:
+        raise vault.VaultError("this course vault is too large to read in this browser tab's memory.") from None
+
+
+async def _import(engine, ctx, mode="merge", data_b64=None, page=None, course=None):
     data = ctx.payload if ctx.payload is not None else base64.b64decode(data_b64 or "")
     try:
-        return await import_vault(engine, data, mode, page)
+        return await import_vault(engine, data, mode, page, course)
     except MemoryError:  # its own message is empty; the store was not touched (one commit, at the end)
         raise vault.VaultError("this vault is too large to import in this browser tab's memory. Nothing was "
                                "imported; close other tabs, or import a vault with fewer originals.") from None
@@ -188,5 +235,6 @@ async def _of_files(engine, ctx, sizes, category=None):
 METHODS = {
     "exportVault": _export,
     "importVault": _import,
+    "courseAbout": _course_about,
     "vaultOfFiles": _of_files,
 }

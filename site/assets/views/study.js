@@ -201,7 +201,8 @@
       h('div', { class: 'set-main' },
         h('a', { href: '#study', class: 'set-title', testid: 'set-open', onclick: function (e) { e.preventDefault(); openSet(s.id); } }, QuireI18n.engine(s.title)),
         h('div', { class: 'muted small' }, KIND_LABEL[s.kind] + ' · ' + statLine(s) + ' · ' + QuireUI.date(s.created),
-          s.made_without_ai ? h('span', { class: 'badge no-ai', testid: 'no-ai-badge' }, s.imported ? t('imported') : t('made without an AI model')) : null)),
+          s.made_without_ai ? h('span', { class: 'badge no-ai', testid: 'no-ai-badge' }, s.imported ? t('imported') : t('made without an AI model')) : null,
+          s.course ? h('span', { class: 'badge', testid: 'from-teacher-badge', title: s.course.title }, t('from your teacher')) : null)),
       h('button', { type: 'button', class: 'icon', testid: 'set-delete', 'aria-label': t('Delete {name}', { name: QuireI18n.engine(s.title) }), title: t('Delete'),
         onclick: function () {
           if (!confirm(t('Delete “{name}”? Its progress goes too.', { name: QuireI18n.engine(s.title) }))) return;
@@ -232,6 +233,7 @@
           h('button', { type: 'button', testid: 'player-back', onclick: closePlayer }, t('← All study sets')),
           h('h3', { testid: 'player-title' }, QuireI18n.engine(set.title)),
           set.made_without_ai ? h('span', { class: 'badge no-ai' }, set.imported ? t('imported') : t('made without an AI model')) : null,
+          set.course ? h('span', { class: 'badge' }, t('from your teacher')) : null,
           h('span', { class: 'spacer' }),
           exportButtons(set)),
         body);

@@ -14,7 +14,7 @@ from .common import BUCKET, record_action, load_set
 def _summary(record: dict, now: datetime | None = None) -> dict:
     now = now or datetime.now(timezone.utc)
     out = {k: record.get(k) for k in ("id", "kind", "title", "created", "scope", "scope_label", "sources",
-                                      "made_without_ai", "difficulty", "imported")}
+                                      "made_without_ai", "difficulty", "imported", "course")}
     kind = record["kind"]
     if kind == "quiz":
         s = record["session"]
