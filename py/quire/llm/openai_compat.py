@@ -131,8 +131,10 @@ _NO_PULL = "this server cannot download models; load the model in LM Studio or s
 
 
 class OpenAICompatClient(HttpClient):
-    def __init__(self, base_url: str, transport: AsyncTransport | None = None):
-        super().__init__(api_root(base_url), transport)
+    def __init__(self, base_url: str, transport: AsyncTransport | None = None, api_key: str = ""):
+        # A key goes as ``Authorization: Bearer``, as OpenAI, Gemini's OpenAI-compatible endpoint
+        # and ``llama-server --api-key`` expect it.
+        super().__init__(api_root(base_url), transport, {"Authorization": f"Bearer {api_key}"} if api_key else None)
 
     async def version(self) -> str:
         await self._json("GET", "/models")  # reachability; these servers have no version endpoint
@@ -146,7 +148,7 @@ class OpenAICompatClient(HttpClient):
         """``server_caps`` of llama-server's ``/props`` (next to /v1); servers without it
         (LM Studio, Ollama's /v1) give all-unknown."""
         root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
-        resp = await self.transport.request("GET", root + "/props", None, False)
+        resp = await self._request("GET", root + "/props", None, False)
         if resp.status >= 400:
             await resp.text()
             return server_caps({})

@@ -41,11 +41,33 @@ def error_message(text: str) -> str:
     return text.strip()
 
 
-def http_error(status: int, text: str) -> LLMError:
+def http_error(status: int, text: str, retry_after: str | None = None) -> LLMError:
+    """The server's own words for a failed request; a 429 keeps how long to wait (the
+    ``Retry-After`` header, or Gemini's ``RetryInfo.retryDelay`` in the body).
+
+    >>> http_error(429, '{"error": {"message": "Quota exceeded", "details": [{"retryDelay": "20s"}]}}').retry_after
+    '20s'
+    """
     if status == 403 and not text.strip():
         # Ollama's CORS layer answers a refused Origin with an empty 403.
         return LLMError("403 Forbidden: the server refused this page's origin (CORS)", status=403)
-    return LLMError(error_message(text) or f"HTTP {status}", status=status)
+    err = LLMError(error_message(text) or f"HTTP {status}", status=status)
+    if status == 429:
+        err.retry_after = _retry_delay(text, retry_after)
+    return err
+
+
+def _retry_delay(text: str, header: str | None) -> str | None:
+    if header:
+        return f"{header.strip()} seconds" if header.strip().isdigit() else header.strip()
+    try:
+        details = (json.loads(text).get("error") or {}).get("details") or []
+    except (ValueError, AttributeError):
+        return None
+    for d in details if isinstance(details, list) else []:
+        if isinstance(d, dict) and isinstance(d.get("retryDelay"), str):
+            return d["retryDelay"]
+    return None
 
 
 def tool_call(raw: dict) -> ToolCall:

@@ -34,6 +34,23 @@ DEFAULTS = {
 KINDS = ("ollama", "openai")
 ROLES = {"chat": ("kind", "url", "chat_model"), "embeddings": ("embed_kind", "embed_url", "embed_model")}
 SERVER_FIELDS = ("url", "kind", "embed_url", "embed_kind")  # decide where data goes
+# API keys, by the address field of the server each belongs to.  Never part of these settings (which a
+# vault carries): ``quire.services.llm`` keeps them apart, in this browser only (``quire.browser.secrets``).
+KEY_FIELDS = {"api_key": "url", "embed_api_key": "embed_url"}
+KEY_MAX = 4096  # characters; real keys are 40-200
+
+
+def check_key(key) -> str:
+    """A key as stored: visible ASCII without spaces.  The error never repeats the key.
+
+    >>> check_key("  sk-test_1 ")
+    'sk-test_1'
+    """
+    key = str(key).strip()
+    if not key or len(key) > KEY_MAX or any(not 0x21 <= ord(c) <= 0x7E for c in key):
+        raise InvalidInput("an API key is one word of letters, digits and signs (no spaces, at most "
+                           f"{KEY_MAX} characters); copy it again from the provider's page")
+    return key
 
 
 def migrate(saved: dict | None) -> dict:

@@ -7,6 +7,7 @@
   var t = QuireUI.t;
   var q = self.quire;
   var P = self.QuirePrivacy;
+  var keyBox;  // API keys: whether one is saved and where (never the key)
   var inventory, largest, netBody, netSummary, vaultMsg, fileInput, importBtn, exportBtn, serverBox;
   var NET_COLS = [t('Time'), t('By'), t('To'), t('Address'), t('Size')];
   var INV_COLS = [t('What'), t('Holds'), t('Records'), t('Size'), t('Where')];
@@ -25,11 +26,12 @@
     exportBtn = h('button', { type: 'button', class: 'primary', testid: 'vault-export', onclick: doExport }, t('Export vault…'));
 
     serverBox = h('div', { testid: 'privacy-server' });
+    keyBox = h('p', { class: 'muted', testid: 'privacy-api-key' });
     root.append(
       h('div', { class: 'view-head' }, h('h2', null, t('Privacy')),
         h('span', { class: 'muted small' }, t('Everything below lives in this browser. Nothing is sent anywhere but the model server you chose.')),
         h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'privacy-refresh', onclick: render }, t('Refresh'))),
-      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('Where your data can go'))), serverBox, sharing()),
+      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('Where your data can go'))), serverBox, keyBox, sharing()),
       h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('What Quire keeps'))), inventory, largest, keeping()),
       h('div', { class: 'card pg-card' },
         h('div', { class: 'pg-card-head' }, h('h3', null, t('Network requests since this page opened')), h('span', { class: 'muted small' }, t('live · newest first'))),
@@ -97,6 +99,7 @@
   }
 
   function server(settings) {
+    keyLine();
     var rows = [[t('Model server:'), settings.url]];
     if (settings.embed_url && settings.embed_url !== settings.url) rows.push([t('Embedding server:'), settings.embed_url]);
     var text = {
@@ -112,6 +115,16 @@
     }), h('p', { class: 'muted', testid: 'privacy-url-fetch', dataset: { state: P.urlFetch ? 'on' : 'off' } },
         h('strong', null, t('Adding web pages by address:') + ' '),
         P.urlFetch ? t('on in this tab: the page may contact the sites whose addresses you add.') : t('off: the page contacts no website.')));
+  }
+
+  function keyLine() {
+    q._call('llmKeys').then(function (k) {
+      var any = k.chat || k.embeddings;
+      keyBox.dataset.state = any ? 'saved' : 'none';
+      QuireUI.fill(keyBox, h('strong', null, t('API keys:') + ' '), any
+        ? t('saved in this browser only (IndexedDB quire.main), sent only to the server each was saved for, never put in a vault, the network log or an error report. Settings removes them; Erase all asks.')
+        : t('none saved.'));
+    }, function () {});
   }
 
   function draw(p) {

