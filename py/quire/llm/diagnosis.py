@@ -124,14 +124,13 @@ def key_problem(error: LLMError, base_url: str, has_key: bool) -> Diagnosis:
     """
     words = str(error)
     if error.status == 429:
-        wait = f" The server says to wait {error.retry_after}." if getattr(error, "retry_after", None) else ""
-        return Diagnosis("rate_limited", f"The server at {base_url} refused the request for now (429: {words}).{wait}",
-                         "You have used up your credit or sent too many requests: wait and try again, or check "
-                         "your plan and billing on the provider's site.")
+        fix = (f"Wait {error.retry_after} (the server's own figure) and try again: the credit is used up or too many requests were sent. Check your plan and billing on the provider's site if it keeps happening."  # noqa: E501
+               if error.retry_after else
+               "Wait a minute and try again: the credit is used up or too many requests were sent. Check your plan and billing on the provider's site if it keeps happening.")  # noqa: E501
+        return Diagnosis("rate_limited", f"The server at {base_url} refused the request for now (429: {words}).", fix)
     if has_key:
         return Diagnosis("key_refused", f"The server at {base_url} refused the API key (401: {words}).",
-                         "Copy the key again from the provider's page, paste it into API key in Settings and "
-                         "press Save (Show lets you compare it).")
+                         "Copy the key again from the provider's page, paste it into API key in Settings and press Save (Show lets you compare it).")  # noqa: E501
     return Diagnosis("key_needed", f"The server at {base_url} needs an API key (401: {words}).",
                      "Enter the server's API key under API key in Settings and press Save.")
 
