@@ -3,7 +3,6 @@
 (wrong key, right key, key removed) in Chromium over http and from file://, and on CPython; a vault
 exported with a key saved is searched byte for byte (every member inflated) for it: never found."""
 
-import asyncio
 import base64
 import io
 import json
@@ -106,25 +105,3 @@ def test_key_typed_in_settings_is_masked_shown_and_saved(context, built_dist, se
     page.wait_for_selector("[data-testid=llm-state][data-state=connected]")
     assert field.input_value() == ""
     assert not page_log.errors, page_log.errors
-
-
-def test_key_flow_on_cpython(llama_keyed):
-    from quire.app import Quire
-    from quire.store import MemoryStore
-
-    async def main():
-        q = await Quire.open(MemoryStore())
-        await q.llm.save({"url": llama_keyed.url, "kind": "openai", "chat_model": CHAT_ALIAS, "num_predict": SHORT})
-        none = await q.llm.status()
-        await q.llm.save({"api_key": WRONG})
-        wrong = await q.llm.status()
-        await q.llm.save({"api_key": KEY})
-        right = await q.llm.status()
-        vault = base64.b64decode((await q.export_vault())["base64"])
-        return none, wrong, right, vault
-
-    none, wrong, right, vault = asyncio.run(main())
-    assert (none["status"], none["has_key"]) == ("key_needed", False)
-    assert (wrong["status"], wrong["has_key"]) == ("key_refused", True)
-    assert (right["status"], right["has_key"]) == ("connected", True)
-    assert vault_holds(vault, KEY) == []
