@@ -740,6 +740,16 @@ QuireI18n.add('de', {
   "saved in this browser only (IndexedDB quire.main), sent only to the server each was saved for, never put in a vault, the network log or an error report. Settings removes them; Erase all asks.":
     "nur in diesem Browser gespeichert (IndexedDB quire.main), nur an den Server gesendet, für den jeder gespeichert wurde, nie in einem Tresor, im Netzwerkprotokoll oder in einem Fehlerbericht. Die Einstellungen entfernen sie; „Alles löschen“ fragt nach.",
   "none saved.": "keine gespeichert.",
+  "OpenAI-compatible with a key (any other host)": "OpenAI-kompatibel mit Schlüssel (jeder andere Server)",
+  "OpenAI (cloud, with your API key)": "OpenAI (Cloud, mit deinem API-Schlüssel)",
+  "Google Gemini (cloud, with your API key)": "Google Gemini (Cloud, mit deinem API-Schlüssel)",
+  "Questions and the passages found for them will be sent to {host} ({provider}). Your documents stay here; only the passages shown as citations are sent.":
+    "Fragen und die dazu gefundenen Textstellen werden an {host} ({provider}) gesendet. Deine Dokumente bleiben hier; nur die als Belege gezeigten Textstellen werden gesendet.",
+  "Provider: {provider}.": "Anbieter: {provider}.",
+  "Each request to {host} carries the passages being embedded, or your question when you search; your documents themselves stay here.":
+    "Jede Anfrage an {host} enthält die Textstellen, die eingebettet werden, oder bei einer Suche deine Frage; deine Dokumente selbst bleiben hier.",
+  "Each request to {host} carries your question, the passages found for it (those shown as citations) and the conversation so far; your documents themselves stay here.":
+    "Jede Anfrage an {host} enthält deine Frage, die dazu gefundenen Textstellen (die als Belege gezeigten) und das bisherige Gespräch; deine Dokumente selbst bleiben hier.",
   // Kiosk mode (kiosk-reset.js)
   "Getting ready for the next visitor…": "Alles wird für den nächsten Besuch vorbereitet…",
   "This browser already holds a library": "Dieser Browser enthält schon eine Bibliothek",

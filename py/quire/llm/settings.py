@@ -38,6 +38,25 @@ SERVER_FIELDS = ("url", "kind", "embed_url", "embed_kind")  # decide where data 
 # vault carries): ``quire.services.llm`` keeps them apart, in this browser only (``quire.browser.secrets``).
 KEY_FIELDS = {"api_key": "url", "embed_api_key": "embed_url"}
 KEY_MAX = 4096  # characters; real keys are 40-200
+# Cloud providers Settings offers as presets, by host.  Each is reached through its documented
+# OpenAI-compatible endpoint (kind "openai", ``Authorization: Bearer`` key), which streams, takes
+# ``max_tokens`` and ``response_format``; the address is what the preset fills in.  A provider is
+# never stored: it is read from the address, so nothing but the address (which a vault cannot set)
+# decides it.
+PROVIDERS = {
+    "api.openai.com": ("OpenAI", "https://api.openai.com/v1"),
+    "generativelanguage.googleapis.com": ("Google Gemini", "https://generativelanguage.googleapis.com/v1beta/openai"),
+}
+
+
+def provider(url: str) -> str:
+    """The cloud provider at ``url`` by name, or "" for any other server.
+
+    >>> provider("https://api.openai.com/v1"), provider("http://127.0.0.1:8080")
+    ('OpenAI', '')
+    """
+    address = parse(str(url))
+    return PROVIDERS.get(address.host, ("",))[0] if address and address.scheme == "https" else ""
 
 
 def check_key(key) -> str:

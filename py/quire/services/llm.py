@@ -31,7 +31,7 @@ from typing import Awaitable, Callable
 from quire.errors import InvalidInput
 from quire.llm.events import LLMError
 from quire.llm.loopback import parse
-from quire.llm.settings import DEFAULTS, KEY_FIELDS, ROLES, check_key, migrate, roles, same_server, validate
+from quire.llm.settings import DEFAULTS, KEY_FIELDS, ROLES, check_key, migrate, provider, roles, same_server, validate
 from quire.retrieval import prefixes as _prefixes
 
 SETTINGS_KEY = "llm"
@@ -354,7 +354,7 @@ class LLMService:
 
         has_key = bool(self.key(role, seen["url"]))  # whether, never which
         base = {"role": role, "url": seen["url"], "origin": seen["origin"], "kind": seen["kind"],
-                "version": None, "models": [], "has_key": has_key}
+                "version": None, "models": [], "has_key": has_key, "provider": provider(seen["url"]) or None}
         if seen["gate"] == "unconfirmed":
             return {**base, **self._unconfirmed(seen["origin"])}
         if seen["gate"] == "reload_needed":
@@ -418,7 +418,7 @@ METHODS = {
     "saveLlmSettings": _save,
     "pullModel": _pull,
     "llmRemoveKeys": lambda engine, ctx: engine.llm.remove_keys(),
-    "llmKeys": lambda engine, ctx: {role: bool(engine.llm.key(role)) for role in KEY_ROLE},
+    "llmKeys": lambda engine, ctx: {role: bool(engine.llm.key(role)) for role in KEY_ROLE},  # whether, never which
     "llmConfirm": lambda engine, ctx, origins: engine.llm.confirm(origins),
     "llmAdmit": lambda engine, ctx, origins: engine.llm.admit(origins),
 }

