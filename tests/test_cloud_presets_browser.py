@@ -87,3 +87,35 @@ def test_gemini_preset_names_google_before_anything_is_sent(offline_browser, bui
         assert not log.errors, log.errors
     finally:
         ctx.close()
+
+
+ERASE = """async (keep) => {
+    document.querySelector('[data-testid=nav-library]').click();
+    document.querySelector('[data-testid=erase-all]').click();
+    const box = document.querySelector('[data-testid=erase-keys]');
+    const asked = !!box && box.checked;
+    if (keep) box.click();
+    const input = document.querySelector('[data-testid=erase-confirm-input]');
+    input.value = 'ERASE';
+    input.dispatchEvent(new Event('input'));
+    document.querySelector('[data-testid=erase-confirm]').click();
+    await new Promise(r => document.addEventListener('quire:erased', r, {once: true}));
+    const s = await quire.llmStatus();
+    return {asked, stored: await QuireStore.get('llm.api_key'), has_key: s.has_key};
+}"""
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_erase_all_asks_whether_to_remove_the_keys(offline_browser, built_dist, serve, keep):
+    log = PageLog()
+    ctx, page = open_settings(offline_browser, serve(built_dist).url, log)
+    try:
+        page.evaluate("async (key) => quire.saveSettings({url: 'http://127.0.0.1:9', kind: 'openai', api_key: key})", KEY)
+        r = page.evaluate(ERASE, keep)
+        assert r["asked"] is True
+        if keep:
+            assert json.loads(r["stored"])["key"] == KEY and r["has_key"] is True
+        else:
+            assert r["stored"] is None and r["has_key"] is False
+    finally:
+        ctx.close()
