@@ -85,7 +85,7 @@ class HttpClient:
         resp = await self._request(method, self.base_url + path, body, stream)
         if resp.status >= 400:
             text = await resp.text()
-            secret = self.headers.get("Authorization", "").removeprefix("Bearer ")
+            secret = self.headers.get("Authorization", "").removeprefix("Bearer ") or self.headers.get("x-api-key", "")
             if secret:  # a server may quote the key it refused: it must not reach a message or a report
                 text = text.replace(secret, "[API key]")
             header = getattr(resp, "header", None)

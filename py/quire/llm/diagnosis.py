@@ -94,6 +94,11 @@ def diagnose(page_origin: str | None, *, reachable: bool, cors_ok: bool, model: 
         return Diagnosis("not_running", f"Nothing is answering at {base_url}.",
                          f"{start}, then press Check connection in Settings. If it runs on another port or "
                          f"machine, enter that address as the {_ROLE[role]} in Settings and press Save.")
+    if not cors_ok and kind == "anthropic":
+        return Diagnosis("cors_refused", f"Anthropic at {base_url} answers, but not to this page.",
+                         "Anthropic lets a web page read its answers only when the request carries the header "
+                         "`anthropic-dangerous-direct-browser-access: true`, which Quire sends; a proxy in between "
+                         "must pass it on. Then press Check connection in Settings.")
     if not cors_ok:
         return _cors(page_origin, base_url, platform) if kind == "ollama" else _cors_openai(page_origin, base_url)
     missing = model and ((error is not None and error.model_missing)
@@ -110,6 +115,8 @@ def diagnose(page_origin: str | None, *, reachable: bool, cors_ok: bool, model: 
                          "Check connection.")
     if kind == "ollama":
         return Diagnosis("connected", f"Connected to Ollama at {base_url}.")
+    if kind == "anthropic":
+        return Diagnosis("connected", f"Connected to Anthropic at {base_url}.")
     return Diagnosis("connected", f"Connected to the OpenAI-compatible server at {base_url}.")
 
 

@@ -31,7 +31,7 @@ DEFAULTS = {
     "num_ctx": 8192,                   # enough for 7 passages of ~1,000 characters and the history
     "num_predict": 1024,               # answer length in tokens: every answer is bounded (a cut one says so)
 }
-KINDS = ("ollama", "openai")
+KINDS = ("ollama", "openai", "anthropic")  # anthropic: its own Messages API (quire.llm.anthropic)
 ROLES = {"chat": ("kind", "url", "chat_model"), "embeddings": ("embed_kind", "embed_url", "embed_model")}
 SERVER_FIELDS = ("url", "kind", "embed_url", "embed_kind")  # decide where data goes
 # API keys, by the address field of the server each belongs to.  Never part of these settings (which a
@@ -46,6 +46,7 @@ KEY_MAX = 4096  # characters; real keys are 40-200
 PROVIDERS = {
     "api.openai.com": ("OpenAI", "https://api.openai.com/v1"),
     "generativelanguage.googleapis.com": ("Google Gemini", "https://generativelanguage.googleapis.com/v1beta/openai"),
+    "api.anthropic.com": ("Anthropic", "https://api.anthropic.com"),  # kind "anthropic": its own API
 }
 
 

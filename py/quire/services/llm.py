@@ -223,6 +223,9 @@ class LLMService:
 
         if kind == "openai":  # Ollama has no keys
             return OpenAICompatClient(url, self.transport, api_key=self.key(role, url))
+        if kind == "anthropic":
+            from quire.llm.anthropic import AnthropicClient
+            return AnthropicClient(url, self.transport, api_key=self.key(role, url))
         return OllamaClient(url, self.transport)
 
     def client(self):
@@ -338,7 +341,7 @@ class LLMService:
             out["version"] = await client.version()
             out["cors_ok"] = out["reachable"] = True
         except LLMError as exc:
-            probe_url = url + ("/v1/models" if kind == "openai" else "/api/version")
+            probe_url = url.rstrip("/").removesuffix("/v1") + ("/api/version" if kind == "ollama" else "/v1/models")
             out["reachable"] = exc.kind != "connection" or await self.probe(probe_url, "no-cors")
             if exc.kind != "connection" and exc.status != 403:
                 out["error"] = exc
