@@ -743,6 +743,7 @@ QuireI18n.add('de', {
   "OpenAI-compatible with a key (any other host)": "OpenAI-kompatibel mit Schlüssel (jeder andere Server)",
   "OpenAI (cloud, with your API key)": "OpenAI (Cloud, mit deinem API-Schlüssel)",
   "Google Gemini (cloud, with your API key)": "Google Gemini (Cloud, mit deinem API-Schlüssel)",
+  "Anthropic (cloud, with your API key)": "Anthropic (Cloud, mit deinem API-Schlüssel)",
   "Questions and the passages found for them will be sent to {host} ({provider}). Your documents stay here; only the passages shown as citations are sent.":
     "Fragen und die dazu gefundenen Textstellen werden an {host} ({provider}) gesendet. Deine Dokumente bleiben hier; nur die als Belege gezeigten Textstellen werden gesendet.",
   "Provider: {provider}.": "Anbieter: {provider}.",
@@ -835,6 +836,10 @@ QuireI18n.addEngine('de', {
   "Everything was erased (or a vault replaced the library) while this was being made, so it was not saved.":
     "Während der Erstellung wurde alles gelöscht (oder ein Tresor hat die Bibliothek ersetzt), daher wurde es nicht gespeichert.",
   // the model server (llm/diagnosis.py)
+  "Connected to Anthropic at {url}.": "Mit Anthropic unter {url} verbunden.",
+  "Anthropic at {url} answers, but not to this page.": "Anthropic unter {url} antwortet, aber nicht dieser Seite.",
+  "Anthropic lets a web page read its answers only when the request carries the header `anthropic-dangerous-direct-browser-access: true`, which Quire sends; a proxy in between must pass it on. Then press Check connection in Settings.":
+    "Anthropic lässt eine Webseite seine Antworten nur lesen, wenn die Anfrage den Header `anthropic-dangerous-direct-browser-access: true` trägt, den Quire sendet; ein Proxy dazwischen muss ihn weitergeben. Dann in den Einstellungen „Verbindung prüfen“ drücken.",
   "The server at {url} refused the API key (401: {words}).": "Der Server unter {url} hat den API-Schlüssel abgelehnt (401: {words}).",
   "Copy the key again from the provider's page, paste it into API key in Settings and press Save (Show lets you compare it).":
     "Den Schlüssel erneut von der Seite des Anbieters kopieren, in den Einstellungen unter „API-Schlüssel“ einfügen und „Speichern“ drücken („Anzeigen“ hilft beim Vergleichen).",

@@ -96,9 +96,7 @@ def diagnose(page_origin: str | None, *, reachable: bool, cors_ok: bool, model: 
                          f"machine, enter that address as the {_ROLE[role]} in Settings and press Save.")
     if not cors_ok and kind == "anthropic":
         return Diagnosis("cors_refused", f"Anthropic at {base_url} answers, but not to this page.",
-                         "Anthropic lets a web page read its answers only when the request carries the header "
-                         "`anthropic-dangerous-direct-browser-access: true`, which Quire sends; a proxy in between "
-                         "must pass it on. Then press Check connection in Settings.")
+                         "Anthropic lets a web page read its answers only when the request carries the header `anthropic-dangerous-direct-browser-access: true`, which Quire sends; a proxy in between must pass it on. Then press Check connection in Settings.")  # noqa: E501
     if not cors_ok:
         return _cors(page_origin, base_url, platform) if kind == "ollama" else _cors_openai(page_origin, base_url)
     missing = model and ((error is not None and error.model_missing)

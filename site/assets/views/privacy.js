@@ -118,7 +118,7 @@
   }
 
   /* A cloud provider (an address of py/quire/llm/settings.py PROVIDERS): who, and what each request carries. */
-  var CLOUD = { 'api.openai.com': 'OpenAI', 'generativelanguage.googleapis.com': 'Google Gemini' };
+  var CLOUD = { 'api.openai.com': 'OpenAI', 'generativelanguage.googleapis.com': 'Google Gemini', 'api.anthropic.com': 'Anthropic' };
   function provider(url, embed) {
     var host;
     try { host = new URL(url).host; } catch (e) { return null; }

