@@ -234,7 +234,10 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
     except StoreFullError as exc:
         return json.dumps({"ok": False, "error": _full_message(exc), "kind": "StoreFullError", "detail": exc.detail})
     except Exception as exc:  # expected (QuireError) by its class; anything else is a bug, with its traceback
-        return json.dumps(errors.reply(exc))
+        reply = errors.reply(exc)
+        if _engine is not None:  # an API key never reaches a message or a "Copy details" text
+            reply = {k: _engine.llm.scrub(v) if isinstance(v, str) else v for k, v in reply.items()}
+        return json.dumps(reply)
     finally:
         _cancelled.discard(call_id)
         if writing and store:
