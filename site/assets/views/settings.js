@@ -88,7 +88,7 @@
 
   function showKeys(s) {
     ['chat', 'embeddings'].forEach(function (role) {
-      var k = keys[role], st = role === 'chat' ? s : (s.embed || s);
+      var k = keys[role], st = !s ? null : role === 'chat' ? s : (s.embed || s);  // no status yet: only show or hide
       var kind = kindOf(role === 'chat' || f.same.checked ? f.kind : f.embedKind);
       k.row.hidden = kind === 'ollama' || (role === 'embeddings' && f.same.checked);
       if (!st) return;
