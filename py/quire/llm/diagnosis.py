@@ -85,7 +85,7 @@ def diagnose(page_origin: str | None, *, reachable: bool, cors_ok: bool, model: 
     'Connected to the OpenAI-compatible server at http://127.0.0.1:11434.'
     """
     name = "Ollama" if kind == "ollama" else "The server"
-    if error is not None and error.status in (401, 429):
+    if error is not None and (error.status in (401, 429) or error.key_invalid):
         return key_problem(error, base_url, has_key)
     if not reachable and not cors_ok:
         start = ("Start Ollama (open the Ollama app, or run `ollama serve` in a terminal)" if kind == "ollama" else
