@@ -154,6 +154,8 @@ class OpenAICompatClient(HttpClient):
     async def props(self) -> dict:
         """``server_caps`` of llama-server's ``/props`` (next to /v1); servers without it
         (LM Studio, Ollama's /v1) give all-unknown."""
+        if self.provider:  # a cloud provider has no /props: not asked (tools offered, the context its own)
+            return server_caps({})
         root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
         resp = await self._request("GET", root + "/props", None, False)
         if resp.status >= 400:
