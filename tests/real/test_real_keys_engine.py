@@ -30,3 +30,22 @@ def test_key_flow_on_cpython(llama_keyed):
     assert (wrong["status"], wrong["has_key"]) == ("key_refused", True)
     assert (right["status"], right["has_key"]) == ("connected", True)
     assert vault_holds(vault, KEY) == []
+
+
+def test_a_study_generator_gets_bounded_structured_output_through_the_key(llama_keyed):
+    """What works keyless works with a key: flashcards through the bounded schema, every request keyed."""
+    from quire.app import Quire
+    from quire.store import MemoryStore
+
+    from .test_real_browser import BIO
+
+    async def main():
+        q = await Quire.open(MemoryStore())
+        await q.stage_text("Biology", BIO)
+        await q.train()
+        await q.llm.save({"url": llama_keyed.url, "kind": "openai", "chat_model": CHAT_ALIAS, "api_key": KEY})
+        return await q.generate("flashcards", count=2)
+
+    made = asyncio.run(main())
+    assert not made["made_without_ai"] and made["report"]["kept"] >= 1, made["report"]
+    assert 0 < len(made["items"]) <= 2 and all(item["chunk_ids"] for item in made["items"])
