@@ -4,7 +4,8 @@
 way Anthropic does for browser requests, and records every request for the test to read.
 
 ``script`` is the list of fixtures the next ``/v1/messages`` calls get, in order (a streamed
-call gets ``*.sse``, a non-streamed one ``message.json`` when the script is empty); ``limited``
+call gets ``*.sse``, a non-streamed one ``message.json`` when the script is empty; a Message
+fixture asked for streamed is sent as the events the streaming documentation defines); ``limited``
 makes every call a 429 with ``retry-after``."""
 
 from __future__ import annotations
@@ -16,6 +17,30 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "anthropic"
 ALLOWED = "x-api-key, anthropic-version, anthropic-dangerous-direct-browser-access, content-type"
+
+
+def as_stream(message: dict) -> bytes:
+    """A Message object as the event stream the streaming documentation defines for it: a streamed
+    request for a recorded non-streamed Message (text in one ``text_delta``, a tool's input in two
+    ``input_json_delta`` pieces, as the documentation shows them arriving in pieces)."""
+    def event(obj):
+        return f"event: {obj['type']}\ndata: {json.dumps(obj)}\n\n"
+    start = {**message, "content": [], "stop_reason": None, "usage": {**message.get("usage", {}), "output_tokens": 1}}
+    out = [event({"type": "message_start", "message": start})]
+    for i, block in enumerate(message.get("content") or []):
+        if block["type"] == "text":
+            out += [event({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}),
+                    event({"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}})]
+        else:
+            raw = json.dumps(block["input"])
+            out.append(event({"type": "content_block_start", "index": i, "content_block": {**block, "input": {}}}))
+            out += [event({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": part}})
+                    for part in (raw[: len(raw) // 2], raw[len(raw) // 2:])]
+        out.append(event({"type": "content_block_stop", "index": i}))
+    out += [event({"type": "message_delta", "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": None},
+                   "usage": {"output_tokens": message.get("usage", {}).get("output_tokens", 0)}}),
+            event({"type": "message_stop"})]
+    return "".join(out).encode()
 
 
 class AnthropicStandIn:
@@ -86,6 +111,8 @@ class AnthropicStandIn:
                 name = stand_in.script.pop(0) if stand_in.script else (
                     "stream_text.sse" if body.get("stream") else "message.json")
                 data = (FIXTURES / name).read_bytes()
+                if body.get("stream") and name.endswith(".json"):
+                    data, name = as_stream(json.loads(data)), name + ".sse"
                 self._send(200, data, "text/event-stream" if name.endswith(".sse") else "application/json")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -134,3 +134,15 @@ def test_engine_status_key_refused_limited_and_a_streamed_cited_answer(server):
     limited = asyncio.run(q.llm.status())
     assert limited["status"] == "rate_limited" and "30 seconds" in limited["fix"]
     assert KEY not in json.dumps([wrong, ok, limited], default=str)
+
+
+def test_a_study_generator_through_anthropic_gets_its_items_from_the_forced_tool(server):
+    q = engine_with(server, KEY)
+    server.script = ["message_reply_tool.json"]
+    made = asyncio.run(q.generate("flashcards", count=1))
+    assert not made["made_without_ai"] and made["report"]["kept"] == 1, made["report"]
+    [card] = made["items"]
+    assert card["front"] == "What do mitochondria make for the cell?" and card["chunk_ids"]
+    body = [r for r in server.requests if r["path"] == "/v1/messages"][-1]["body"]
+    assert body["tool_choice"] == {"type": "tool", "name": "reply"}
+    assert body["tools"][0]["input_schema"]["properties"]["cards"]["maxItems"] == 1 and body["max_tokens"] > 0
