@@ -80,8 +80,10 @@
         function (e) { QuireUI.toast(e.message, 'error'); });
     } }, t('Remove'));
     var note = h('small', { class: 'muted', testid: chat ? 'llm-api-key-state' : 'llm-embed-api-key-state' });
-    var row = h('div', { testid: chat ? 'llm-api-key-row' : 'llm-embed-api-key-row' },
-      field(t('API key'), h('span', { class: 'add-row' }, input, show, remove), null), note);
+    // A label for the field alone: Show and Remove are buttons of their own, not part of the label.
+    input.id = chat ? 'quire-api-key' : 'quire-embed-api-key';
+    var row = h('div', { class: 'field', testid: chat ? 'llm-api-key-row' : 'llm-embed-api-key-row' },
+      h('span', null, h('label', { for: input.id }, t('API key'))), h('div', { class: 'add-row' }, input, show, remove), note);
     keys[role] = { input: input, note: note, row: row, remove: remove };
     return row;
   }
