@@ -63,10 +63,11 @@ class Quire:
 
     @classmethod
     async def open(cls, store, *, transport=None, probe=None, origin=None, platform=None, warm: bool = True,
-                   **options) -> "Quire":
+                   secrets=None, **options) -> "Quire":
         """``transport`` reaches the model server (``FetchTransport`` in the tab; on CPython
         ``quire.llm.transport.BlockingAsyncTransport()``); None means no model server.
-        ``warm=False`` leaves reading every passage to the caller (the tab does it after ready:
+        ``secrets`` keeps API keys apart from the library (``quire.browser.secrets`` in the tab;
+        in memory by default).  ``warm=False`` leaves reading every passage to the caller (the tab does it after ready:
         searches read what they hit meanwhile)."""
         library = await Library.open(store, **options)
         if warm:
@@ -74,7 +75,7 @@ class Quire:
         if transport is None:
             from quire.llm.transport import BlockingAsyncTransport
             transport = BlockingAsyncTransport()
-        llm = LLMService(store, transport, probe, origin, platform)
+        llm = LLMService(store, transport, probe, origin, platform, secrets)
         await llm.load()
         return cls(store, library, llm)
 

@@ -182,14 +182,17 @@
     return q._call('remove', [id]).then(function (r) { document.dispatchEvent(new CustomEvent('quire:library-changed')); return r; });
   };
 
-  /** Wipe everything Quire stored in this browser: library, settings, chats, progress.
+  /** Wipe everything Quire stored in this browser: library, settings, chats, progress, and the
+   * API keys unless {keepKeys: true}.
    * -> {erased: true, train: 'none'|'cancelled'|'waited', message}: a Train running in this
    * tab is cancelled first (or, if it was already saving, waited for). */
-  q.eraseAll = function () {
-    var result;
+  q.eraseAll = function (opts) {
+    var result, keepKeys = !!(opts || {}).keepKeys;
     return q._call('eraseAll').then(function (r) {
-      result = { erased: true, train: r.train, message: r.message };
-      return QuireStore.clearMain();
+      result = { erased: true, train: r.train, message: r.message, keysKept: keepKeys };
+      return keepKeys ? null : q._call('llmRemoveKeys');
+    }).then(function () {
+      return QuireStore.clearMain(keepKeys ? ['llm.api_key', 'llm.embed_api_key'] : []);  // py/quire/services/llm.py SECRET_PREFIX
     }).then(function () {
       // ...but not the open-tab keys (this tab and others are still open: store-tabs.js).
       Object.keys(localStorage).forEach(function (k) {

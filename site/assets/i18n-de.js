@@ -746,6 +746,35 @@ QuireI18n.add('de', {
   "Starting download of {model}…": "Download von {model} startet…",
   "{model} is ready.": "{model} ist bereit.",
   "Download failed: {error}": "Download fehlgeschlagen: {error}",
+  // API keys (settings.js, privacy.js, library-io.js)
+  "API key": "API-Schlüssel",
+  "none": "keiner",
+  "Show": "Anzeigen",
+  "Hide": "Verbergen",
+  "The API key was removed from this browser.": "Der API-Schlüssel wurde aus diesem Browser entfernt.",
+  "A key is saved in this browser for this server (never in a vault). Type a new one to replace it.":
+    "Für diesen Server ist ein Schlüssel in diesem Browser gespeichert (nie in einem Tresor). Zum Ersetzen einen neuen eingeben.",
+  "No key saved. Servers on this computer usually need none; a cloud provider does.":
+    "Kein Schlüssel gespeichert. Server auf diesem Rechner brauchen meist keinen, ein Cloud-Anbieter schon.",
+  "key refused": "Schlüssel abgelehnt",
+  "key needed": "Schlüssel nötig",
+  "limit reached": "Limit erreicht",
+  "Also remove the API keys saved in this browser": "Auch die in diesem Browser gespeicherten API-Schlüssel entfernen",
+  "API keys:": "API-Schlüssel:",
+  "saved in this browser only (IndexedDB quire.main), sent only to the server each was saved for, never put in a vault, the network log or an error report. Settings removes them; Erase all asks.":
+    "nur in diesem Browser gespeichert (IndexedDB quire.main), nur an den Server gesendet, für den jeder gespeichert wurde, nie in einem Tresor, im Netzwerkprotokoll oder in einem Fehlerbericht. Die Einstellungen entfernen sie; „Alles löschen“ fragt nach.",
+  "none saved.": "keine gespeichert.",
+  "OpenAI-compatible with a key (any other host)": "OpenAI-kompatibel mit Schlüssel (jeder andere Server)",
+  "OpenAI (cloud, with your API key)": "OpenAI (Cloud, mit deinem API-Schlüssel)",
+  "Google Gemini (cloud, with your API key)": "Google Gemini (Cloud, mit deinem API-Schlüssel)",
+  "Anthropic (cloud, with your API key)": "Anthropic (Cloud, mit deinem API-Schlüssel)",
+  "Questions and the passages found for them will be sent to {host} ({provider}). Your documents stay here; only the passages shown as citations are sent.":
+    "Fragen und die dazu gefundenen Textstellen werden an {host} ({provider}) gesendet. Deine Dokumente bleiben hier; nur die als Belege gezeigten Textstellen werden gesendet.",
+  "Provider: {provider}.": "Anbieter: {provider}.",
+  "Each request to {host} carries the passages being embedded, or your question when you search; your documents themselves stay here.":
+    "Jede Anfrage an {host} enthält die Textstellen, die eingebettet werden, oder bei einer Suche deine Frage; deine Dokumente selbst bleiben hier.",
+  "Each request to {host} carries your question, the passages found for it (those shown as citations) and the conversation so far; your documents themselves stay here.":
+    "Jede Anfrage an {host} enthält deine Frage, die dazu gefundenen Textstellen (die als Belege gezeigten) und das bisherige Gespräch; deine Dokumente selbst bleiben hier.",
   // Kiosk mode (kiosk-reset.js)
   "Getting ready for the next visitor…": "Alles wird für den nächsten Besuch vorbereitet…",
   "This browser already holds a library": "Dieser Browser enthält schon eine Bibliothek",
@@ -831,6 +860,21 @@ QuireI18n.addEngine('de', {
   "Everything was erased (or a vault replaced the library) while this was being made, so it was not saved.":
     "Während der Erstellung wurde alles gelöscht (oder ein Tresor hat die Bibliothek ersetzt), daher wurde es nicht gespeichert.",
   // the model server (llm/diagnosis.py)
+  "Connected to Anthropic at {url}.": "Mit Anthropic unter {url} verbunden.",
+  "Anthropic at {url} answers, but not to this page.": "Anthropic unter {url} antwortet, aber nicht dieser Seite.",
+  "Anthropic lets a web page read its answers only when the request carries the header `anthropic-dangerous-direct-browser-access: true`, which Quire sends; a proxy in between must pass it on. Then press Check connection in Settings.":
+    "Anthropic lässt eine Webseite seine Antworten nur lesen, wenn die Anfrage den Header `anthropic-dangerous-direct-browser-access: true` trägt, den Quire sendet; ein Proxy dazwischen muss ihn weitergeben. Dann in den Einstellungen „Verbindung prüfen“ drücken.",
+  "The server at {url} refused the API key (401: {words}).": "Der Server unter {url} hat den API-Schlüssel abgelehnt (401: {words}).",
+  "Copy the key again from the provider's page, paste it into API key in Settings and press Save (Show lets you compare it).":
+    "Den Schlüssel erneut von der Seite des Anbieters kopieren, in den Einstellungen unter „API-Schlüssel“ einfügen und „Speichern“ drücken („Anzeigen“ hilft beim Vergleichen).",
+  "The server at {url} needs an API key (401: {words}).": "Der Server unter {url} braucht einen API-Schlüssel (401: {words}).",
+  "Enter the server's API key under API key in Settings and press Save.":
+    "Den API-Schlüssel des Servers in den Einstellungen unter „API-Schlüssel“ eintragen und „Speichern“ drücken.",
+  "The server at {url} refused the request for now (429: {words}).": "Der Server unter {url} hat die Anfrage vorerst abgelehnt (429: {words}).",
+  "Wait {wait} (the server's own figure) and try again: the credit is used up or too many requests were sent. Check your plan and billing on the provider's site if it keeps happening.":
+    "{wait} warten (die Angabe des Servers) und es erneut versuchen: Das Guthaben ist aufgebraucht oder es wurden zu viele Anfragen gesendet. Wenn es wieder passiert, Tarif und Abrechnung auf der Seite des Anbieters prüfen.",
+  "Wait a minute and try again: the credit is used up or too many requests were sent. Check your plan and billing on the provider's site if it keeps happening.":
+    "Eine Minute warten und es erneut versuchen: Das Guthaben ist aufgebraucht oder es wurden zu viele Anfragen gesendet. Wenn es wieder passiert, Tarif und Abrechnung auf der Seite des Anbieters prüfen.",
   "Nothing is answering at {url}.": "Unter {url} antwortet nichts.",
   "{start}, then press Check connection in Settings. If it runs on another port or machine, enter that address as the {role} in Settings and press Save.":
     "{start}, dann in den Einstellungen „Verbindung prüfen“ drücken. Läuft er auf einem anderen Port oder Rechner, diese Adresse als {role} in den Einstellungen eintragen und „Speichern“ drücken.",

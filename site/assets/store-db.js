@@ -239,11 +239,12 @@ var QuireStore = (function () {
   S.get = function (key) { return tx('kv', 'readonly', function (s) { return request(s.get(key)); }, 'read a setting'); };
   S.set = function (key, value) { return tx('kv', 'readwrite', function (s) { s.put(value, key); }, 'save a setting'); };
   S.del = function (key) { return tx('kv', 'readwrite', function (s) { s.delete(key); }, 'save a setting'); };
-  // Erase all: every setting, but not the open-tab marks (this tab's and others' are still open).
-  S.clearMain = function () {
+  // Erase all: every setting, but not the open-tab marks (this tab's and others' are still open),
+  // nor the entries named in keep (the API keys, when the person chose to keep them).
+  S.clearMain = function (keep) {
     return tx('kv', 'readwrite', function (s) {
       return request(s.getAllKeys()).then(function (keys) {
-        keys.forEach(function (k) { if (String(k).indexOf(S.MARK_PREFIX) !== 0) s.delete(k); });
+        keys.forEach(function (k) { if (String(k).indexOf(S.MARK_PREFIX) !== 0 && (keep || []).indexOf(k) < 0) s.delete(k); });
       });
     }, 'erase settings');
   };

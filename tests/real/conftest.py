@@ -115,3 +115,17 @@ def llama_embed(llama_binary, gemma, tmp_path_factory):
         yield server.wait()
     finally:
         server.stop()
+
+
+KEY = "quire-test-Kx7f2Qw9-not-a-real-key"  # what `llama-server --api-key` demands as `Authorization: Bearer`
+
+
+@pytest.fixture(scope="session")
+def llama_keyed(llama_binary, gemma, tmp_path_factory):
+    """A chat instance that refuses every request without ``Authorization: Bearer KEY`` (401)."""
+    server = LlamaServer(llama_binary, gemma, CHAT_ALIAS, tmp_path_factory.mktemp("llama") / "keyed.log",
+                         ["--jinja", "--chat-template-file", str(TEMPLATE), "--api-key", KEY])
+    try:
+        yield server.wait()
+    finally:
+        server.stop()

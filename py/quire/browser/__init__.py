@@ -32,6 +32,7 @@ from quire.store import BUCKETS, StoreError, StoreFullError, full_message
 from quire.browser import eviction, page
 from quire.browser.fetch import FetchTransport, probe
 from quire.browser.idb import IDBStore, js_value, store_error
+from quire.browser.secrets import KVSecrets
 
 STORE_VERSION = 3  # bump when BUCKETS change: the browser then creates the new object stores (3: store-library.js's _sizes)
 # quire.services.<name> modules.  The first group is on the boot path (the library and search
@@ -75,7 +76,8 @@ async def start() -> dict:
     store.generation = await store.stored_generation()
     await store.load_mirror()
     _engine = await Quire.open(store, transport=FetchTransport(), probe=probe, repair="memory",
-                               origin=str(js.self.origin), platform=_platform(), warm=False, defer_vectors=True)
+                               origin=str(js.self.origin), platform=_platform(), warm=False, defer_vectors=True,
+                               secrets=KVSecrets())
     _engine.library.recognise = page.recognise
     _engine.events.subscribe(page.from_bus)  # badges earned reach the page as they happen
     lib = _engine.library
@@ -232,7 +234,10 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None) -> s
     except StoreFullError as exc:
         return json.dumps({"ok": False, "error": _full_message(exc), "kind": "StoreFullError", "detail": exc.detail})
     except Exception as exc:  # expected (QuireError) by its class; anything else is a bug, with its traceback
-        return json.dumps(errors.reply(exc))
+        reply = errors.reply(exc)
+        if _engine is not None:  # an API key never reaches a message or a "Copy details" text
+            reply = {k: _engine.llm.scrub(v) if isinstance(v, str) else v for k, v in reply.items()}
+        return json.dumps(reply)
     finally:
         _cancelled.discard(call_id)
         if writing and store:

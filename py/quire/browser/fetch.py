@@ -20,6 +20,11 @@ class FetchResponse:
     async def text(self) -> str:
         return str(await self.resp.text())
 
+    def header(self, name: str) -> str | None:
+        """A response header the server exposes to this page (CORS), or None."""
+        value = self.resp.headers.get(name)
+        return None if value is None else str(value)
+
     async def json(self):
         text = await self.text()
         try:
@@ -61,11 +66,15 @@ def _note_request(method: str, url: str) -> None:
 class FetchTransport:
     """``quire.llm.transport.AsyncTransport`` over the worker's ``fetch``."""
 
-    async def request(self, method, url, body=None, stream=False):
-        _note_request(method, url)
+    async def request(self, method, url, body=None, stream=False, headers=None):
+        _note_request(method, url)  # the address only: never the headers (an API key)
         init = {"method": method, "credentials": "omit", "referrerPolicy": "no-referrer"}
+        sent = dict(headers or {})
         if body is not None:
-            init |= {"body": json.dumps(body), "headers": {"Content-Type": "application/json"}}
+            init["body"] = json.dumps(body)
+            sent["Content-Type"] = "application/json"
+        if sent:
+            init["headers"] = sent
         try:
             resp = await js.fetch(url, js_value(init))
         except JsException as exc:  # "Failed to fetch": refused, CORS, offline: diagnosis tells which

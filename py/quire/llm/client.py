@@ -67,17 +67,29 @@ class ChatStream:
 class HttpClient:
     """``base_url`` plus a transport; subclasses add the server's endpoints."""
 
-    def __init__(self, base_url: str, transport: AsyncTransport | None):
+    def __init__(self, base_url: str, transport: AsyncTransport | None, headers: dict | None = None):
         if transport is None:
             raise ValueError(f"{type(self).__name__} needs an AsyncTransport: FetchTransport() in the tab, "
                              "quire.llm.transport.BlockingAsyncTransport() on CPython")
         self.base_url = base_url.rstrip("/")
         self.transport = transport
+        # Sent with every request (an API key); passed only when there are some, so a transport
+        # written before keys existed still works for keyless servers.
+        self.headers = dict(headers or {})
+
+    async def _request(self, method: str, url: str, body=None, stream=False):
+        extra = {"headers": self.headers} if self.headers else {}
+        return await self.transport.request(method, url, body, stream, **extra)
 
     async def _send(self, method: str, path: str, body=None, stream=False):
-        resp = await self.transport.request(method, self.base_url + path, body, stream)
+        resp = await self._request(method, self.base_url + path, body, stream)
         if resp.status >= 400:
-            raise http_error(resp.status, await resp.text())
+            text = await resp.text()
+            secret = self.headers.get("Authorization", "").removeprefix("Bearer ") or self.headers.get("x-api-key", "")
+            if secret:  # a server may quote the key it refused: it must not reach a message or a report
+                text = text.replace(secret, "[API key]")
+            header = getattr(resp, "header", None)
+            raise http_error(resp.status, text, header("retry-after") if header else None)
         return resp
 
     async def _json(self, method: str, path: str, body=None):

@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 from .events import LLMError
 
 SERVE_URL = "http://127.0.0.1:8765"  # where `python serve.py` serves Quire
-STATUSES = ("connected", "not_running", "cors_refused", "model_missing", "reload_needed")
+STATUSES = ("connected", "not_running", "cors_refused", "model_missing", "reload_needed", "key_refused", "key_needed",
+            "rate_limited")
 PROBES = ("GET {url}/api/version mode=no-cors -> reachable", "GET {url}/api/version mode=cors -> cors_ok")
 LOOPBACK = ("localhost", "127.0.0.1", "0.0.0.0")
 
@@ -72,7 +73,7 @@ def _set_origins(value: str, platform: str | None) -> str:
 
 def diagnose(page_origin: str | None, *, reachable: bool, cors_ok: bool, model: str | None = None,
              installed=None, error: LLMError | None = None, base_url: str = "http://127.0.0.1:11434",
-             platform: str | None = None, kind: str = "ollama", role: str = "chat") -> Diagnosis:
+             platform: str | None = None, kind: str = "ollama", role: str = "chat", has_key: bool = False) -> Diagnosis:
     """Status and fix for talking to the server at ``base_url`` from ``page_origin``.
 
     ``page_origin`` is ``location.origin`` (``"null"`` for a file:// page);
@@ -84,6 +85,8 @@ def diagnose(page_origin: str | None, *, reachable: bool, cors_ok: bool, model: 
     'Connected to the OpenAI-compatible server at http://127.0.0.1:11434.'
     """
     name = "Ollama" if kind == "ollama" else "The server"
+    if error is not None and (error.status in (401, 429) or error.key_invalid):
+        return key_problem(error, base_url, has_key)
     if not reachable and not cors_ok:
         start = ("Start Ollama (open the Ollama app, or run `ollama serve` in a terminal)" if kind == "ollama" else
                  "Start the server (llama.cpp: `llama-server -m MODEL.gguf --port PORT`; LM Studio: "
@@ -91,6 +94,9 @@ def diagnose(page_origin: str | None, *, reachable: bool, cors_ok: bool, model: 
         return Diagnosis("not_running", f"Nothing is answering at {base_url}.",
                          f"{start}, then press Check connection in Settings. If it runs on another port or "
                          f"machine, enter that address as the {_ROLE[role]} in Settings and press Save.")
+    if not cors_ok and kind == "anthropic":
+        return Diagnosis("cors_refused", f"Anthropic at {base_url} answers, but not to this page.",
+                         "Anthropic lets a web page read its answers only when the request carries the header `anthropic-dangerous-direct-browser-access: true`, which Quire sends; a proxy in between must pass it on. Then press Check connection in Settings.")  # noqa: E501
     if not cors_ok:
         return _cors(page_origin, base_url, platform) if kind == "ollama" else _cors_openai(page_origin, base_url)
     missing = model and ((error is not None and error.model_missing)
@@ -107,10 +113,31 @@ def diagnose(page_origin: str | None, *, reachable: bool, cors_ok: bool, model: 
                          "Check connection.")
     if kind == "ollama":
         return Diagnosis("connected", f"Connected to Ollama at {base_url}.")
+    if kind == "anthropic":
+        return Diagnosis("connected", f"Connected to Anthropic at {base_url}.")
     return Diagnosis("connected", f"Connected to the OpenAI-compatible server at {base_url}.")
 
 
 _ROLE = {"chat": "server address", "embeddings": "embedding server's address"}
+
+
+def key_problem(error: LLMError, base_url: str, has_key: bool) -> Diagnosis:
+    """A server that refused the key (401) or the request for now (429), in its own words.
+
+    >>> key_problem(LLMError("Invalid API Key", status=401), "http://127.0.0.1:8080", True).status
+    'key_refused'
+    """
+    words = str(error)
+    if error.status == 429:
+        fix = (f"Wait {error.retry_after} (the server's own figure) and try again: the credit is used up or too many requests were sent. Check your plan and billing on the provider's site if it keeps happening."  # noqa: E501
+               if error.retry_after else
+               "Wait a minute and try again: the credit is used up or too many requests were sent. Check your plan and billing on the provider's site if it keeps happening.")  # noqa: E501
+        return Diagnosis("rate_limited", f"The server at {base_url} refused the request for now (429: {words}).", fix)
+    if has_key:
+        return Diagnosis("key_refused", f"The server at {base_url} refused the API key (401: {words}).",
+                         "Copy the key again from the provider's page, paste it into API key in Settings and press Save (Show lets you compare it).")  # noqa: E501
+    return Diagnosis("key_needed", f"The server at {base_url} needs an API key (401: {words}).",
+                     "Enter the server's API key under API key in Settings and press Save.")
 
 
 def reload_needed(base_url: str) -> Diagnosis:

@@ -14,6 +14,7 @@ import json
 from .client import EMBED_BATCH, ChatStream, HttpClient
 from .events import LLMError, ModelInfo
 from .parse import OpenAIDecoder, openai_reply_events
+from .settings import provider
 from .transport import AsyncTransport
 
 OPTION_NAMES = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
@@ -21,13 +22,15 @@ OPTION_NAMES = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", 
 
 
 def api_root(base_url: str) -> str:
-    """The /v1 root, whether or not the user typed it.
+    """The /v1 root, whether or not the user typed it; Gemini's OpenAI-compatible root ends in /openai.
 
     >>> api_root("http://127.0.0.1:8080"), api_root("http://localhost:1234/v1/")
     ('http://127.0.0.1:8080/v1', 'http://localhost:1234/v1')
+    >>> api_root("https://generativelanguage.googleapis.com/v1beta/openai")
+    'https://generativelanguage.googleapis.com/v1beta/openai'
     """
     base = base_url.rstrip("/")
-    return base if base.endswith("/v1") else base + "/v1"
+    return base if base.endswith(("/v1", "/openai")) else base + "/v1"
 
 
 def _image_part(b64: str) -> dict:
@@ -61,22 +64,25 @@ def openai_messages(messages: list[dict]) -> list[dict]:
     return out
 
 
-def response_format(format) -> dict | None:
+def response_format(format, strict: bool = True) -> dict | None:
+    """``strict`` False for a cloud provider: OpenAI's strict mode refuses (400) schemas with length
+    bounds or optional fields, which Quire's bounded schemas have; the schema still guides the model,
+    ``max_tokens`` bounds the reply and Quire validates every item itself."""
     if format is None:
         return None
     if format == "json":
         return {"type": "json_object"}
     if isinstance(format, dict):
-        return {"type": "json_schema", "json_schema": {"name": "reply", "strict": True, "schema": format}}
+        return {"type": "json_schema", "json_schema": {"name": "reply", "strict": strict, "schema": format}}
     raise ValueError(f"format must be 'json' or a JSON schema dict, not {format!r}")
 
 
 def chat_body(model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
-              options=None) -> dict:
+              options=None, strict: bool = True) -> dict:
     body: dict = {"model": model, "messages": openai_messages(messages), "stream": stream}
     if stream:
         body["stream_options"] = {"include_usage": True}
-    fmt = response_format(format)
+    fmt = response_format(format, strict)
     if fmt:
         body["response_format"] = fmt
     if tools:
@@ -131,8 +137,11 @@ _NO_PULL = "this server cannot download models; load the model in LM Studio or s
 
 
 class OpenAICompatClient(HttpClient):
-    def __init__(self, base_url: str, transport: AsyncTransport | None = None):
-        super().__init__(api_root(base_url), transport)
+    def __init__(self, base_url: str, transport: AsyncTransport | None = None, api_key: str = ""):
+        # A key goes as ``Authorization: Bearer``, as OpenAI, Gemini's OpenAI-compatible endpoint
+        # and ``llama-server --api-key`` expect it.
+        super().__init__(api_root(base_url), transport, {"Authorization": f"Bearer {api_key}"} if api_key else None)
+        self.provider = provider(base_url)  # "" unless a cloud preset (OpenAI, Google Gemini)
 
     async def version(self) -> str:
         await self._json("GET", "/models")  # reachability; these servers have no version endpoint
@@ -145,8 +154,10 @@ class OpenAICompatClient(HttpClient):
     async def props(self) -> dict:
         """``server_caps`` of llama-server's ``/props`` (next to /v1); servers without it
         (LM Studio, Ollama's /v1) give all-unknown."""
+        if self.provider:  # a cloud provider has no /props: not asked (tools offered, the context its own)
+            return server_caps({})
         root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
-        resp = await self.transport.request("GET", root + "/props", None, False)
+        resp = await self._request("GET", root + "/props", None, False)
         if resp.status >= 400:
             await resp.text()
             return server_caps({})
@@ -168,7 +179,8 @@ class OpenAICompatClient(HttpClient):
 
     def chat(self, model: str, messages: list[dict], *, stream=True, format=None, tools=None, think=None,
              options=None, keep_alive=None) -> ChatStream:
-        body = chat_body(model, messages, stream=stream, format=format, tools=tools, think=think, options=options)
+        body = chat_body(model, messages, stream=stream, format=format, tools=tools, think=think, options=options,
+                         strict=not self.provider)
         return self._chat("/chat/completions", body, OpenAIDecoder(), openai_reply_events)
 
     async def pull(self, model: str):

@@ -33,6 +33,8 @@ def error_message(text: str) -> str:
         obj = json.loads(text)
     except ValueError:
         return text.strip() or "(empty response)"
+    if isinstance(obj, list) and obj and isinstance(obj[0], dict):
+        obj = obj[0]  # Google's endpoints may wrap the error object in a list
     if isinstance(obj, dict) and "error" in obj:
         err = obj["error"]
         if isinstance(err, dict):
@@ -41,11 +43,37 @@ def error_message(text: str) -> str:
     return text.strip()
 
 
-def http_error(status: int, text: str) -> LLMError:
+def http_error(status: int, text: str, retry_after: str | None = None) -> LLMError:
+    """The server's own words for a failed request; a 429 keeps how long to wait (the
+    ``Retry-After`` header, or Gemini's ``RetryInfo.retryDelay`` in the body).
+
+    >>> http_error(429, '{"error": {"message": "Quota exceeded", "details": [{"retryDelay": "20s"}]}}').retry_after
+    '20s'
+    """
     if status == 403 and not text.strip():
         # Ollama's CORS layer answers a refused Origin with an empty 403.
         return LLMError("403 Forbidden: the server refused this page's origin (CORS)", status=403)
-    return LLMError(error_message(text) or f"HTTP {status}", status=status)
+    err = LLMError(error_message(text) or f"HTTP {status}", status=status)
+    # Google answers a wrong key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID, not 401.
+    err.key_invalid = status == 401 or (status in (400, 403) and "API_KEY_INVALID" in text)
+    if status == 429:
+        err.retry_after = _retry_delay(text, retry_after)
+    return err
+
+
+def _retry_delay(text: str, header: str | None) -> str | None:
+    if header:
+        return f"{header.strip()} seconds" if header.strip().isdigit() else header.strip()
+    try:
+        obj = json.loads(text)
+        obj = obj[0] if isinstance(obj, list) and obj else obj  # Google may wrap it in a list
+        details = (obj.get("error") or {}).get("details") or []
+    except (ValueError, AttributeError):
+        return None
+    for d in details if isinstance(details, list) else []:
+        if isinstance(d, dict) and isinstance(d.get("retryDelay"), str):
+            return d["retryDelay"]
+    return None
 
 
 def tool_call(raw: dict) -> ToolCall:

@@ -31,9 +31,46 @@ DEFAULTS = {
     "num_ctx": 8192,                   # enough for 7 passages of ~1,000 characters and the history
     "num_predict": 1024,               # answer length in tokens: every answer is bounded (a cut one says so)
 }
-KINDS = ("ollama", "openai")
+KINDS = ("ollama", "openai", "anthropic")  # anthropic: its own Messages API (quire.llm.anthropic)
 ROLES = {"chat": ("kind", "url", "chat_model"), "embeddings": ("embed_kind", "embed_url", "embed_model")}
 SERVER_FIELDS = ("url", "kind", "embed_url", "embed_kind")  # decide where data goes
+# API keys, by the address field of the server each belongs to.  Never part of these settings (which a
+# vault carries): ``quire.services.llm`` keeps them apart, in this browser only (``quire.browser.secrets``).
+KEY_FIELDS = {"api_key": "url", "embed_api_key": "embed_url"}
+KEY_MAX = 4096  # characters; real keys are 40-200
+# Cloud providers Settings offers as presets, by host.  Each is reached through its documented
+# OpenAI-compatible endpoint (kind "openai", ``Authorization: Bearer`` key), which streams, takes
+# ``max_tokens`` and ``response_format``; the address is what the preset fills in.  A provider is
+# never stored: it is read from the address, so nothing but the address (which a vault cannot set)
+# decides it.
+PROVIDERS = {
+    "api.openai.com": ("OpenAI", "https://api.openai.com/v1"),
+    "generativelanguage.googleapis.com": ("Google Gemini", "https://generativelanguage.googleapis.com/v1beta/openai"),
+    "api.anthropic.com": ("Anthropic", "https://api.anthropic.com"),  # kind "anthropic": its own API
+}
+
+
+def provider(url: str) -> str:
+    """The cloud provider at ``url`` by name, or "" for any other server.
+
+    >>> provider("https://api.openai.com/v1"), provider("http://127.0.0.1:8080")
+    ('OpenAI', '')
+    """
+    address = parse(str(url))
+    return PROVIDERS.get(address.host, ("",))[0] if address and address.scheme == "https" else ""
+
+
+def check_key(key) -> str:
+    """A key as stored: visible ASCII without spaces.  The error never repeats the key.
+
+    >>> check_key("  sk-test_1 ")
+    'sk-test_1'
+    """
+    key = str(key).strip()
+    if not key or len(key) > KEY_MAX or any(not 0x21 <= ord(c) <= 0x7E for c in key):
+        raise InvalidInput("an API key is one word of letters, digits and signs (no spaces, at most "
+                           f"{KEY_MAX} characters); copy it again from the provider's page")
+    return key
 
 
 def migrate(saved: dict | None) -> dict:

@@ -1,6 +1,7 @@
 """How a client reaches the server: one small async protocol.
 
-A transport sends one JSON request and hands back a response; it never
+A transport sends one JSON request (with ``headers`` only when a client has some: an API key's
+``Authorization``) and hands back a response; it never
 raises for an HTTP error status (the client reads the error body), only
 ``LLMError(kind="connection")`` when nothing answered at all.
 
@@ -47,7 +48,8 @@ class Response(Protocol):
 
 
 class Transport(Protocol):
-    def request(self, method: str, url: str, body: dict | None = None, stream: bool = False) -> Response: ...
+    def request(self, method: str, url: str, body: dict | None = None, stream: bool = False,
+                headers: dict | None = None) -> Response: ...
 
 
 class AsyncResponse(Protocol):
@@ -60,12 +62,17 @@ class AsyncResponse(Protocol):
 
 
 class AsyncTransport(Protocol):
-    async def request(self, method: str, url: str, body: dict | None = None, stream: bool = False) -> AsyncResponse: ...
+    async def request(self, method: str, url: str, body: dict | None = None, stream: bool = False,
+                      headers: dict | None = None) -> AsyncResponse: ...
 
 
 class UrllibResponse:
     def __init__(self, status: int, fp):
         self.status, self._fp = status, fp
+
+    def header(self, name: str) -> str | None:
+        headers = getattr(self._fp, "headers", None)
+        return headers.get(name) if headers is not None else None
 
     def text(self) -> str:
         try:
@@ -111,13 +118,14 @@ class UrllibTransport:
         self.timeout = timeout
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
-    def request(self, method: str, url: str, body: dict | None = None, stream: bool = False) -> UrllibResponse:
+    def request(self, method: str, url: str, body: dict | None = None, stream: bool = False,
+                headers: dict | None = None) -> UrllibResponse:
         import socket
         import urllib.error
         import urllib.request
 
         data = None if body is None else json.dumps(body).encode("utf-8")
-        headers = dict(self.headers)
+        headers = {**self.headers, **(headers or {})}
         if data is not None:
             headers["Content-Type"] = "application/json"
         req = urllib.request.Request(url, data=data, method=method, headers=headers)
@@ -149,6 +157,10 @@ class _BlockingAsyncResponse:
     async def close(self) -> None:
         self._resp.close()
 
+    def header(self, name: str) -> str | None:
+        header = getattr(self._resp, "header", None)
+        return header(name) if header else None
+
 
 class BlockingAsyncTransport:
     """A sync transport behind the async protocol: it blocks the event loop,
@@ -157,5 +169,7 @@ class BlockingAsyncTransport:
     def __init__(self, transport: Transport | None = None):
         self.transport = transport or UrllibTransport()
 
-    async def request(self, method: str, url: str, body: dict | None = None, stream: bool = False):
-        return _BlockingAsyncResponse(self.transport.request(method, url, body, stream))
+    async def request(self, method: str, url: str, body: dict | None = None, stream: bool = False,
+                      headers: dict | None = None):
+        extra = {"headers": headers} if headers else {}
+        return _BlockingAsyncResponse(self.transport.request(method, url, body, stream, **extra))

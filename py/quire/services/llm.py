@@ -31,10 +31,11 @@ from typing import Awaitable, Callable
 from quire.errors import InvalidInput
 from quire.llm.events import LLMError
 from quire.llm.loopback import parse
-from quire.llm.settings import DEFAULTS, ROLES, migrate, roles, same_server, validate
+from quire.llm.settings import DEFAULTS, KEY_FIELDS, ROLES, check_key, migrate, provider, roles, same_server, validate
 from quire.retrieval import prefixes as _prefixes
 
 SETTINGS_KEY = "llm"
+SECRET_PREFIX = "llm."  # + api_key / embed_api_key: the names the keys have in ``secrets``
 
 # (url, mode) -> (reachable: bool); mode is "no-cors" or "cors".
 Probe = Callable[[str, str], Awaitable[bool]]
@@ -52,21 +53,46 @@ class Unconfirmed(LLMError):
         self.origin = origin
 
 
+class MemorySecrets:
+    """Where API keys live on CPython: in memory only.  The tab keeps them in IndexedDB ``quire.main``
+    (``quire.browser.secrets.KVSecrets``), which no vault carries."""
+
+    def __init__(self):
+        self._values: dict = {}
+
+    async def get(self, name: str):
+        return self._values.get(name)
+
+    async def set(self, name: str, value) -> None:
+        self._values[name] = value
+
+    async def delete(self, name: str) -> None:
+        self._values.pop(name, None)
+
+
+KEY_ROLE = {"chat": "api_key", "embeddings": "embed_api_key"}
+
+
 class _Guarded:
     """The transport every client gets: a request goes out only if ``allows(url)``."""
 
     def __init__(self, transport, service: "LLMService"):
         self.transport, self.service = transport, service
 
-    async def request(self, method, url, body=None, stream=False):
+    async def request(self, method, url, body=None, stream=False, **extra):
         self.service.check(url)
-        return await self.transport.request(method, url, body, stream)
+        return await self.transport.request(method, url, body, stream, **extra)
 
 
 class LLMService:
     def __init__(self, store, transport, probe: Probe | None = None, origin: str | None = None,
-                 platform: str | None = None):
+                 platform: str | None = None, secrets=None):
         self.store, self.transport, self._probe = store, _Guarded(transport, self), probe
+        # API keys: {field: {"origin", "key"}}, each used only for the server it was saved for
+        # (a changed address never receives the old server's key).  Kept in ``secrets``, never in
+        # the settings a vault carries.
+        self.secrets = secrets or MemorySecrets()
+        self.keys: dict[str, dict] = {}
         self.origin, self.platform = origin, platform
         self.settings = migrate({})
         # Origins of non-loopback servers the person confirmed in this tab.  Only in memory:
@@ -111,7 +137,44 @@ class LLMService:
 
     async def load(self) -> dict:
         self.settings = migrate(await self.store.get("settings", SETTINGS_KEY))
+        self.keys = {}
+        for field in KEY_FIELDS:
+            saved = await self.secrets.get(SECRET_PREFIX + field)
+            if isinstance(saved, dict) and isinstance(saved.get("key"), str) and isinstance(saved.get("origin"), str):
+                self.keys[field] = {"origin": saved["origin"], "key": saved["key"]}
         return self.settings
+
+    def key(self, role: str, url: str | None = None) -> str:
+        """The API key for ``role``'s server ("" for none): only if it was saved for that server's origin."""
+        field = KEY_ROLE[role]
+        saved = self.keys.get(field)
+        address = parse(url if url is not None else self.settings[KEY_FIELDS[field]])
+        return saved["key"] if saved and address and saved["origin"] == address.origin else ""
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every stored key cut out (a server may quote the key it refused)."""
+        for saved in self.keys.values():
+            if saved["key"]:
+                text = text.replace(saved["key"], "[API key]")
+        return text
+
+    async def remove_keys(self) -> dict:
+        """Forget both API keys (Settings' Remove, or Erase all when asked to)."""
+        for field in KEY_FIELDS:
+            await self.secrets.delete(SECRET_PREFIX + field)
+        self.keys = {}
+        return {"removed": list(KEY_FIELDS)}
+
+    async def _save_keys(self, keys: dict, merged: dict) -> None:
+        """Store (or, for "" / None, remove) the keys given, each for its server's origin."""
+        for field, value in keys.items():
+            if value in (None, ""):
+                await self.secrets.delete(SECRET_PREFIX + field)
+                self.keys.pop(field, None)
+                continue
+            saved = {"origin": parse(merged[KEY_FIELDS[field]]).origin, "key": value}
+            await self.secrets.set(SECRET_PREFIX + field, saved)
+            self.keys[field] = saved
 
     async def save(self, changes: dict, confirm=None) -> dict:
         """Store the settings.  A server on another computer needs its origin in ``confirm`` (one
@@ -126,14 +189,18 @@ class LLMService:
             return await self._save(changes, confirm)
 
     async def _save(self, changes: dict, confirm=None) -> dict:
+        changes = dict(changes)
+        keys = {field: changes.pop(field) for field in KEY_FIELDS if field in changes}
         unknown = set(changes) - set(DEFAULTS)
         if unknown:
-            raise InvalidInput(f"unknown settings {sorted(unknown)}; known: {', '.join(DEFAULTS)}")
-        changes = dict(changes)
+            raise InvalidInput(f"unknown settings {sorted(unknown)}; known: {', '.join([*DEFAULTS, *KEY_FIELDS])}")
+        keys = {field: (None if value in (None, "") else check_key(value)) for field, value in keys.items()}
         if same_server(self.settings):  # one server for both until the embedding server is set apart
-            for mine, embed in (("url", "embed_url"), ("kind", "embed_kind")):
+            for mine, embed in (("url", "embed_url"), ("kind", "embed_kind"), ("api_key", "embed_api_key")):
                 if mine in changes and embed not in changes:
                     changes[embed] = changes[mine]
+                if mine in keys and embed not in keys:
+                    keys[embed] = keys[mine]
         merged = validate({**self.settings, **changes})
         confirm = [confirm] if isinstance(confirm, str) else list(confirm or ())
         for url in dict.fromkeys((merged["url"], merged["embed_url"])):
@@ -144,24 +211,30 @@ class LLMService:
                                        "computer. Confirm that you want to send them there (Settings asks you to), "
                                        f"or use this computer's server {DEFAULTS['url']}.")
                 self.confirmed.add(origin)
+        await self._save_keys(keys, merged)
         await self.store.commit([("settings", SETTINGS_KEY, merged)])
         self.settings, self.pick_note = merged, ""
         return merged
 
-    def _client(self, kind: str, url: str):
+    def _client(self, kind: str, url: str, role: str = "chat"):
         # Imported here: the clients are not needed until a model server is used.
         from quire.llm.ollama import OllamaClient
         from quire.llm.openai_compat import OpenAICompatClient
 
-        return (OpenAICompatClient if kind == "openai" else OllamaClient)(url, self.transport)
+        if kind == "openai":  # Ollama has no keys
+            return OpenAICompatClient(url, self.transport, api_key=self.key(role, url))
+        if kind == "anthropic":
+            from quire.llm.anthropic import AnthropicClient
+            return AnthropicClient(url, self.transport, api_key=self.key(role, url))
+        return OllamaClient(url, self.transport)
 
     def client(self):
         """The chat server's client."""
-        return self._client(self.settings["kind"], self.settings["url"])
+        return self._client(self.settings["kind"], self.settings["url"], "chat")
 
     def embed_client(self):
         """The embedding server's client (the chat server's unless set apart)."""
-        return self._client(self.settings["embed_kind"], self.settings["embed_url"])
+        return self._client(self.settings["embed_kind"], self.settings["embed_url"], "embeddings")
 
     @property
     def chat_model(self) -> str:
@@ -261,14 +334,14 @@ class LLMService:
             return {"kind": kind, "url": url, "origin": origin, "gate": "unconfirmed"}
         if self.admitted is not None and origin not in self.admitted:
             return {"kind": kind, "url": url, "origin": origin, "gate": "reload_needed"}
-        client = self._client(kind, url)
+        client = self._client(kind, url, role)
         out = {"kind": kind, "url": url, "origin": origin, "gate": None, "version": None, "models_all": [],
                "error": None, "cors_ok": False, "reachable": False}
         try:
             out["version"] = await client.version()
             out["cors_ok"] = out["reachable"] = True
         except LLMError as exc:
-            probe_url = url + ("/v1/models" if kind == "openai" else "/api/version")
+            probe_url = url.rstrip("/").removesuffix("/v1") + ("/api/version" if kind == "ollama" else "/v1/models")
             out["reachable"] = exc.kind != "connection" or await self.probe(probe_url, "no-cors")
             if exc.kind != "connection" and exc.status != 403:
                 out["error"] = exc
@@ -282,8 +355,9 @@ class LLMService:
     def _diagnose(self, role: str, seen: dict, model: str) -> dict:
         from quire.llm.diagnosis import diagnose, reload_needed
 
+        has_key = bool(self.key(role, seen["url"]))  # whether, never which
         base = {"role": role, "url": seen["url"], "origin": seen["origin"], "kind": seen["kind"],
-                "version": None, "models": []}
+                "version": None, "models": [], "has_key": has_key, "provider": provider(seen["url"]) or None}
         if seen["gate"] == "unconfirmed":
             return {**base, **self._unconfirmed(seen["origin"])}
         if seen["gate"] == "reload_needed":
@@ -291,8 +365,9 @@ class LLMService:
             return {**base, "status": d.status, "message": d.message, "fix": d.fix}
         d = diagnose(self.origin, reachable=seen["reachable"], cors_ok=seen["cors_ok"], model=model or None,
                      installed=[m["name"] for m in seen["models_all"]] if seen["cors_ok"] else None,
-                     error=seen["error"], base_url=seen["url"], platform=self.platform, kind=seen["kind"], role=role)
-        return {**base, "status": d.status, "message": d.message, "fix": d.fix, "version": seen["version"],
+                     error=seen["error"], base_url=seen["url"], platform=self.platform, kind=seen["kind"], role=role,
+                     has_key=has_key)
+        return {**base, "status": d.status, "message": self.scrub(d.message), "fix": d.fix, "version": seen["version"],
                 "models": seen["models_all"]}
 
     def _unconfirmed(self, where: str) -> dict:
@@ -345,6 +420,8 @@ METHODS = {
     "llmSettings": lambda engine, ctx: engine.llm.settings,
     "saveLlmSettings": _save,
     "pullModel": _pull,
+    "llmRemoveKeys": lambda engine, ctx: engine.llm.remove_keys(),
+    "llmKeys": lambda engine, ctx: {role: bool(engine.llm.key(role)) for role in KEY_ROLE},  # whether, never which
     "llmConfirm": lambda engine, ctx, origins: engine.llm.confirm(origins),
     "llmAdmit": lambda engine, ctx, origins: engine.llm.admit(origins),
 }

@@ -7,6 +7,7 @@
   var t = QuireUI.t;
   var q = self.quire;
   var P = self.QuirePrivacy;
+  var keyBox;  // API keys: whether one is saved and where (never the key)
   var inventory, largest, netBody, netSummary, vaultMsg, fileInput, importBtn, exportBtn, serverBox;
   var NET_COLS = [t('Time'), t('By'), t('To'), t('Address'), t('Size')];
   var INV_COLS = [t('What'), t('Holds'), t('Records'), t('Size'), t('Where')];
@@ -25,11 +26,12 @@
     exportBtn = h('button', { type: 'button', class: 'primary', testid: 'vault-export', onclick: doExport }, t('Export vault…'));
 
     serverBox = h('div', { testid: 'privacy-server' });
+    keyBox = h('p', { class: 'muted', testid: 'privacy-api-key' });
     root.append(
       h('div', { class: 'view-head' }, h('h2', null, t('Privacy')),
         h('span', { class: 'muted small' }, t('Everything below lives in this browser. Nothing is sent anywhere but the model server you chose.')),
         h('span', { class: 'spacer' }), h('button', { type: 'button', testid: 'privacy-refresh', onclick: render }, t('Refresh'))),
-      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('Where your data can go'))), serverBox, sharing()),
+      h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('Where your data can go'))), serverBox, keyBox, sharing()),
       h('div', { class: 'card pg-card' }, h('div', { class: 'pg-card-head' }, h('h3', null, t('What Quire keeps'))), inventory, largest, keeping()),
       h('div', { class: 'card pg-card' },
         h('div', { class: 'pg-card-head' }, h('h3', null, t('Network requests since this page opened')), h('span', { class: 'muted small' }, t('live · newest first'))),
@@ -97,6 +99,7 @@
   }
 
   function server(settings) {
+    keyLine();
     var rows = [[t('Model server:'), settings.url]];
     if (settings.embed_url && settings.embed_url !== settings.url) rows.push([t('Embedding server:'), settings.embed_url]);
     var text = {
@@ -107,11 +110,33 @@
     QuireUI.fill(serverBox, rows.map(function (r, i) {
       var origin = P.origin(r[1]) || r[1];
       var state = P.isLoopback(r[1]) ? 'loopback' : P.confirmed.indexOf(origin) >= 0 ? 'confirmed' : 'unconfirmed';
-      return h('p', { testid: i ? 'privacy-embed-server-state' : 'privacy-server-state', dataset: { state: state } },
-        h('strong', null, r[0] + ' '), h('code', null, origin), ' — ', text[state]);
+      return [h('p', { testid: i ? 'privacy-embed-server-state' : 'privacy-server-state', dataset: { state: state } },
+        h('strong', null, r[0] + ' '), h('code', null, origin), ' — ', text[state]), provider(r[1], i)];
     }), h('p', { class: 'muted', testid: 'privacy-url-fetch', dataset: { state: P.urlFetch ? 'on' : 'off' } },
         h('strong', null, t('Adding web pages by address:') + ' '),
         P.urlFetch ? t('on in this tab: the page may contact the sites whose addresses you add.') : t('off: the page contacts no website.')));
+  }
+
+  /* A cloud provider (an address of py/quire/llm/settings.py PROVIDERS): who, and what each request carries. */
+  var CLOUD = { 'api.openai.com': 'OpenAI', 'generativelanguage.googleapis.com': 'Google Gemini', 'api.anthropic.com': 'Anthropic' };
+  function provider(url, embed) {
+    var host;
+    try { host = new URL(url).host; } catch (e) { return null; }
+    if (!CLOUD[host]) return null;
+    return h('p', { class: 'fix', testid: embed ? 'privacy-embed-provider' : 'privacy-provider', dataset: { provider: CLOUD[host] } },
+      h('strong', null, t('Provider: {provider}.', { provider: CLOUD[host] }) + ' '), embed
+        ? t('Each request to {host} carries the passages being embedded, or your question when you search; your documents themselves stay here.', { host: host })
+        : t('Each request to {host} carries your question, the passages found for it (those shown as citations) and the conversation so far; your documents themselves stay here.', { host: host }));
+  }
+
+  function keyLine() {
+    q._call('llmKeys').then(function (k) {
+      var any = k.chat || k.embeddings;
+      keyBox.dataset.state = any ? 'saved' : 'none';
+      QuireUI.fill(keyBox, h('strong', null, t('API keys:') + ' '), any
+        ? t('saved in this browser only (IndexedDB quire.main), sent only to the server each was saved for, never put in a vault, the network log or an error report. Settings removes them; Erase all asks.')
+        : t('none saved.'));
+    }, function () {});
   }
 
   function draw(p) {

