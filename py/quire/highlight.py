@@ -21,7 +21,9 @@ import re
 import unicodedata
 
 WORD = re.compile(r"\w[\w'’-]*")  # a highlighted unit: "ISO-9001", "don't"
-_PARTS = re.compile(r"[-'’_]|(?<=\d)(?=\D)|(?<=\D)(?=\d)")  # "IL-6", "4T1", "x_y": the tokenizer's parts too
+# "IL-6", "4T1", "x_y": the tokenizer's parts too; and a mark folding makes ("İ" casefolds to "i" and a
+# combining dot, which is no word character: the tokenizer's terms start after it)
+_PARTS = re.compile(r"[-'’_]|[^\w]|(?<=\d)(?=\D)|(?<=\D)(?=\d)")
 _FOLD = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss"})
 _DIGRAPHS = re.compile(r"(?<=[aou])e")
 _KEEP = 2  # letters a stem's end may differ by ("happi" from "happy", "possibl" from "possibility")
