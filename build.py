@@ -34,7 +34,7 @@ from quire_build.assemble import assemble, finish, with_course, write_dist  # no
 from quire_build.common import DEFAULT_CACHE, ROOT, BuildError, load_pins  # noqa: E402
 from quire_build.embedder import fetch_embedder_or_skip  # noqa: E402
 from quire_build.kiosk import kiosk_config  # noqa: E402
-from quire_build.library import dist_files, read_bundle, read_course, write_changed  # noqa: E402
+from quire_build.library import DROP_IN, dist_files, read_bundle, read_course, write_changed  # noqa: E402
 from quire_build.ocr import fetch_ocr_or_skip  # noqa: E402
 from quire_build.precompile import make_snapshot  # noqa: E402
 from quire_build.runtime import fetch_runtime, fetch_wheels, trim_runtime  # noqa: E402
@@ -97,7 +97,9 @@ def library_only(dist: Path, course: tuple[bytes, dict] | None) -> int:
     """The course (or none) put into the bundle already built in ``dist``: its pack, bundle.js, sw.js
     and the manifest rewritten, every other file left as it is."""
     bundle = read_bundle(dist)
-    files = finish(with_course(dist_files(dist), bundle, course), bundle)
+    files = dist_files(dist)
+    files.setdefault(DROP_IN, b"")  # a bundle built before the drop-in slot existed gets it, as a whole build has
+    files = finish(with_course(files, bundle, course), bundle)
     changed = write_changed(files, dist)
     what = f"course {course[1]['title']!r} ({course[1]['documents']} documents, {course[1]['passages']} passages)" \
         if course else "no course"

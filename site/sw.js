@@ -10,6 +10,9 @@ var FILES = __FILES__;
 var SCOPE = new URL(self.registration.scope).pathname;
 var PREFIX = 'quire:' + SCOPE + ':';
 var CACHE = PREFIX + BUILD;
+// A teacher may save a course vault over this file after the build (docs/courses.md): it is asked
+// for from the server first, and the cached copy serves offline.
+var DROP_IN = SCOPE + 'course.quirevault';
 
 self.addEventListener('install', function (event) {
   event.waitUntil(caches.open(CACHE).then(function (cache) {
@@ -32,6 +35,17 @@ self.addEventListener('fetch', function (event) {
   var req = event.request;
   if (req.method !== 'GET' || new URL(req.url).origin !== self.location.origin) return;
   var url = new URL(req.url);
+  if (url.pathname === DROP_IN) {
+    event.respondWith(caches.open(CACHE).then(function (cache) {
+      return fetch(req).then(function (res) {
+        if (res.ok) return cache.put(DROP_IN, res.clone()).then(function () { return res; });
+        return res;
+      }, function (err) {
+        return cache.match(DROP_IN).then(function (hit) { if (hit) return hit; throw err; });
+      });
+    }));
+    return;
+  }
   var key = req.mode === 'navigate' && (url.pathname === SCOPE || url.pathname === SCOPE + 'index.html') ? './' : req;
   event.respondWith(caches.open(CACHE).then(function (cache) {
     return cache.match(key, { ignoreSearch: true }).then(function (hit) { return hit || fetch(req); });

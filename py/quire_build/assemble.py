@@ -12,7 +12,7 @@ from pathlib import Path
 from quire_build.common import BOOT_DYNLIBS, ROOT, VIRTUAL_BASE, BuildError, project_version, sha256_bytes
 from quire_build.images import file_image, image_asset, wheel_files
 from quire_build.kiosk import CONFIG as KIOSK_CONFIG
-from quire_build.library import BUNDLE_HEAD, BUNDLE_JS, COURSE_ASSET
+from quire_build.library import BUNDLE_HEAD, BUNDLE_JS, COURSE_ASSET, DROP_IN
 from quire_build.ocr import ocr_assets
 from quire_build.pack import pack, pack_name
 from quire_build.precompile import SNAPSHOT_ASSET, STARTUP_FILES, compile_pycs
@@ -70,6 +70,7 @@ def assemble(pins: dict, runtime: dict[str, bytes], wheels: dict[str, bytes], ro
     ``assets/kiosk-config.js`` (:func:`quire_build.kiosk.kiosk_config`); ``course`` is the
     course vault and its about record (:func:`quire_build.library.read_course`)."""
     files = site_files(root)
+    files[DROP_IN] = b""  # the drop-in course's slot: empty until a teacher puts a vault there (docs/courses.md)
     if kiosk is not None:
         files[KIOSK_CONFIG] = kiosk
     quire_name, quire_wheel = build_quire_wheel(root)

@@ -28,6 +28,9 @@ from pathlib import Path
 from quire_build.common import BuildError
 
 COURSE_ASSET = "course/course.quirevault"  # packed as assets/pack/course/course.quirevault.js
+# A course put into a bundle without building: a vault saved over this empty file next to index.html
+# (read over http(s) only: a page opened from file:// may not read files; site/assets/course.js).
+DROP_IN = "course.quirevault"
 # The page holds the whole vault in memory twice while it imports (its bytes, then the engine's
 # copy), and a wasm32 tab has 4 GB at most; a 5,000-passage course with its originals is ~10-40 MB.
 MAX_COURSE_BYTES = 256 * 1024 * 1024

@@ -1,14 +1,21 @@
-/* The course a bundle carries (python3 build.py --library VAULT; docs/courses.md).
+/* The course a bundle carries (python3 build.py --library VAULT, or a vault saved over the empty
+ * course.quirevault next to index.html; docs/courses.md).
  *
- * The bundle's about record (QUIRE_BUNDLE.course: title, documents, passages, sets, made, sha256,
- * size) is all the page reads until someone loads the course: then its vault arrives as a packed
- * asset through quire.loadChecked (sha256-checked; a classic script, so file:// works) and goes in
- * as one course import (quire.importVault with course 'offer': py/quire/vault_course.py).  What the
- * student decided is kept per sha256 in quire.main ('quire.course'), so a second open does not offer
- * the same course again and a new course vault does.  A kiosk installs the course itself
- * (kiosk-library.js), so it shows no offer.
+ * A built-in course: the bundle's about record (QUIRE_BUNDLE.course: title, documents, passages,
+ * sets, made, sha256, size) is all the page reads until someone loads the course: then its vault
+ * arrives as a packed asset through quire.loadChecked (sha256-checked; a classic script, so file://
+ * works).  A dropped-in course (over http(s) only: a page opened from file:// may not read a file)
+ * is read from the server (the service worker keeps a copy for offline) and checked by the engine,
+ * which makes its about record (py/quire/services/vault.py course_about); a built-in course wins.
+ * Either goes in as one course import (quire.importVault with course 'offer':
+ * py/quire/vault_course.py).  What the student decided is kept per sha256 in quire.main
+ * ('quire.course'), so a second open does not offer the same course again and a new course vault
+ * does.  A kiosk installs the course itself (kiosk-library.js), so it shows no offer.
  *
- *   quire.course()                 -> the about record, or null when the bundle carries none
+ *   quire.course()                 -> the about record (dropIn: 'course.quirevault' for a dropped-in
+ *                                     one), or null when there is none or it is not known yet
+ *   quire.courseFound()            -> a promise of the same, once known
+ *   quire.courseProblem()          -> why a dropped-in course cannot be offered (its message), or null
  *   quire.courseState()            -> 'new' | 'loaded' | 'declined' | 'none'
  *   quire.courseVault()            -> Blob: the course vault, checked against its sha256
  *   quire.loadCourse({mode})       -> importVault's result; mode 'merge' (default) or 'replace'
@@ -17,12 +24,69 @@
 (function () {
   'use strict';
   var q = self.quire;
-  var KEY = 'quire.course';  // {<sha256>: 'loaded' | 'declined'}
+  var KEY = 'quire.course';         // {<sha256>: 'loaded' | 'declined'}
+  var ABOUT = 'quire.course.about'; // {<sha256>: about}: the engine's record of the dropped-in course
+  var SLOT = 'course.quirevault';   // next to index.html (py/quire_build/library.py DROP_IN)
+  var MAX_BYTES = 256 * 1024 * 1024; // as the build's MAX_COURSE_BYTES: the tab holds it twice while it loads
   var t = QuireUI.t, h = QuireUI.h;
   var card = null;
+  var found = null, dropped = null, problem = null;
 
-  function about() { return (self.QUIRE_BUNDLE && QUIRE_BUNDLE.course) || null; }
+  function bundled() { return (self.QUIRE_BUNDLE && QUIRE_BUNDLE.course) || null; }
+  function about() { return found; }
+
+  var discovery = (bundled() ? Promise.resolve(bundled()) : dropIn()).then(function (c) { found = c; return c; });
+
   q.course = function () { var c = about(); return c ? Object.assign({}, c) : null; };
+  q.courseFound = function () { return discovery.then(function () { return q.course(); }); };
+  q.courseProblem = function () { return problem && problem.message; };
+
+  /* ---- a course saved over the empty course.quirevault after the build ---- */
+
+  function dropIn() {
+    if (!/^https?:$/.test(location.protocol)) return Promise.resolve(null);
+    return q.ready.then(function () { return fetch(SLOT, { cache: 'no-cache' }); }).then(function (res) {
+      return res.ok ? res.blob() : null;  // no slot (a copy made before it existed): no course
+    }, function () { return null; }).then(function (blob) {
+      if (!blob || !blob.size) return null;
+      if (blob.size > MAX_BYTES) {
+        throw new Error(t('It is {mb} MB, over the 256 MB a course may have (a browser tab holds it in memory while it loads).',
+          { mb: Math.round(blob.size / 1048576) }));
+      }
+      return aboutOf(blob).then(function (c) {
+        dropped = blob;
+        return Object.assign({}, c, { asset: null, dropIn: SLOT });
+      });
+    }).catch(function (err) {
+      problem = new Error(t('The course file {file} next to this page cannot be used: {reason} Ask your teacher for a new copy of it.',
+        { file: SLOT, reason: QuireI18n.engine(err.message) }));
+      return null;
+    });
+  }
+
+  function hex(buf) {
+    return Array.prototype.map.call(new Uint8Array(buf), function (b) { return (b < 16 ? '0' : '') + b.toString(16); }).join('');
+  }
+
+  /* The engine reads the vault the first time (every check an import makes, so a damaged one is
+   * refused here with the reason); later opens find its record by sha256, where the page can hash
+   * (crypto.subtle: https and localhost). */
+  function aboutOf(blob) {
+    return blob.arrayBuffer().then(function (buf) {
+      var digest = self.crypto && crypto.subtle ? crypto.subtle.digest('SHA-256', buf).then(hex, function () { return null; }) : Promise.resolve(null);
+      return Promise.all([digest, q.kv.get(ABOUT)]).then(function (r) {
+        var kept = r[1] || {};
+        if (r[0] && kept[r[0]]) return kept[r[0]];
+        return q._call('courseAbout', [null], { payload: new Uint8Array(buf) }).then(function (c) {
+          var latest = {};
+          latest[c.sha256] = c;
+          return q.kv.set(ABOUT, latest).then(function () { return c; });
+        });
+      });
+    });
+  }
+
+  /* ---- the student's decision ---- */
 
   function decided() { return q.kv.get(KEY).then(function (r) { return r || {}; }); }
   function decide(value) {
@@ -31,9 +95,10 @@
   }
 
   q.courseState = function () {
-    var c = about();
-    if (!c) return Promise.resolve('none');
-    return decided().then(function (r) { return r[c.sha256] || 'new'; });
+    return discovery.then(function (c) {
+      if (!c) return 'none';
+      return decided().then(function (r) { return r[c.sha256] || 'new'; });
+    });
   };
 
   /* A damaged or missing course asset says which file and what to do. */
@@ -45,11 +110,13 @@
   }
 
   q.courseVault = function () {
-    var c = about();
-    if (!c) return Promise.reject(new Error('this bundle carries no course'));
-    return QuireBoot.loadChecked(c.asset).then(function (buffer) {
-      return new Blob([buffer], { type: 'application/zip' });
-    }, function (err) { throw assetError(err); });
+    return discovery.then(function (c) {
+      if (!c) throw new Error('this bundle carries no course');
+      if (c.dropIn) return dropped;
+      return QuireBoot.loadChecked(c.asset).then(function (buffer) {
+        return new Blob([buffer], { type: 'application/zip' });
+      }, function (err) { throw assetError(err); });
+    });
   };
 
   q.loadCourse = function (opts) {
@@ -123,8 +190,16 @@
     });
   }
 
-  if (!about() || (self.QuireKiosk && QuireKiosk.on)) return;  // a kiosk installs its course itself
-  q.ready.then(function () {
+  /* A dropped-in course that failed its checks: said once per open, in the Library. */
+  function showProblem() {
+    document.getElementById('main').prepend(h('div', { class: 'card', testid: 'course-problem', role: 'alert' },
+      h('h3', null, t('A course could not be offered')), h('p', { class: 'fix error' }, problem.message)));
+  }
+
+  if (self.QuireKiosk && QuireKiosk.on) return;  // a kiosk installs its course itself
+  q.ready.then(function () { return discovery; }).then(function (c) {
+    if (problem) showProblem();
+    if (!c) return;
     q.courseState().then(function (state) { if (state === 'new') show(); });
     window.addEventListener('hashchange', function () { if (location.hash === '#privacy') privacyButton(); });
     if (location.hash === '#privacy') privacyButton();

@@ -126,6 +126,11 @@ QuireI18n.add('de', {
     "Der Kurs in dieser Kopie von Quire ist beschädigt (seine Prüfsumme passt nicht zu {sha}) und wurde nicht geladen. Den ganzen Ordner erneut kopieren oder die Lehrkraft um eine neue Kopie bitten.",
   "The course file {file} is missing or damaged, so the course was not loaded. Copy the whole folder again, or ask your teacher for a new copy.":
     "Die Kursdatei {file} fehlt oder ist beschädigt, daher wurde der Kurs nicht geladen. Den ganzen Ordner erneut kopieren oder die Lehrkraft um eine neue Kopie bitten.",
+  "A course could not be offered": "Ein Kurs konnte nicht angeboten werden",
+  "The course file {file} next to this page cannot be used: {reason} Ask your teacher for a new copy of it.":
+    "Die Kursdatei {file} neben dieser Seite kann nicht verwendet werden: {reason} Bitte die Lehrkraft um eine neue Kopie davon.",
+  "It is {mb} MB, over the 256 MB a course may have (a browser tab holds it in memory while it loads).":
+    "Sie ist {mb} MB groß, mehr als die 256 MB, die ein Kurs haben darf (ein Browser-Tab hält ihn beim Laden im Speicher).",
 
   // ---- plural nouns: [one, other]
   "action": ["Aktion", "Aktionen"],

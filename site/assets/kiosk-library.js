@@ -11,12 +11,13 @@ var QuireKioskLibrary = (function () {
   var q = self.quire;
   var KEPT = 'quire.kiosk.known';  // {key, bytes, sample}: the sample's vault, as made last
 
-  /* The bundled course vault (python3 build.py --library, assets/course.js): {id, blob, title} with
+  /* The bundle's course vault (python3 build.py --library, or dropped in: assets/course.js): {id, blob, title} with
    * id its sha256, so that a new course replaces the library a kiosk kept; null without one. */
   function bundledVault() {
-    var about = q.course && q.course();
-    if (!about) return Promise.resolve(null);
-    return q.courseVault().then(function (blob) { return { id: about.sha256, blob: blob, title: about.title }; });
+    return q.courseFound().then(function (about) {
+      if (!about) return null;
+      return q.courseVault().then(function (blob) { return { id: about.sha256, blob: blob, title: about.title }; });
+    });
   }
 
   function sampleKey() {
