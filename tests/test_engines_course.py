@@ -1,6 +1,7 @@
 """A bundle that carries a course (issue 27) in Firefox ESR and WebKitGTK, from file:// (the USB-stick
 way): the course is offered with its facts and loaded, and search finds it; a kiosk built on it goes
-back to the course exactly after an idle reset (a short idle, &idle=0.05: three seconds)."""
+back to the course exactly after an idle reset (a short idle, &idle=0.05: three seconds).  Over http, a
+vault saved as course.quirevault next to the page, without building, is offered and loaded too."""
 
 from __future__ import annotations
 
@@ -92,3 +93,33 @@ def test_a_kiosk_goes_back_to_the_course_after_the_idle_minutes(name, course_dis
         assert b.run(LIBRARY) == first
         opened = b.run("async (id) => await quire.openSet(id)", quiz["id"])
         assert opened["session"]["answers"] == []
+
+
+@pytest.fixture(scope="module")
+def dropin_dist(lean_dist, tmp_path_factory):
+    dist = shutil.copytree(lean_dist, tmp_path_factory.mktemp("dropin-engines") / "dist")
+    data, quiz = course_vault()
+    (dist / "course.quirevault").write_bytes(data)  # over the build's empty slot
+    return dist, quiz
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_a_course_saved_next_to_the_page_is_offered_over_http(name, dropin_dist, serve, tmp_path):
+    engine_ok(name)
+    dist, quiz = dropin_dist
+    server = serve(dist)
+    with open_engine(name, tmp_path) as b:
+        b.goto(server.url)
+        b.wait_ready()
+        assert b.run("async () => (await quire.courseFound(), quire.course().dropIn)") == "course.quirevault"
+        facts = b.wait("document.querySelector('[data-testid=course-facts]') && "
+                       "document.querySelector('[data-testid=course-facts]').textContent",
+                       describe="document.querySelector('#main').innerText.slice(0, 400)")
+        assert facts.startswith("This copy comes with a library: ")
+        assert "2 documents" in facts
+        b.js("document.querySelector('[data-testid=course-load]').click(); return true;")
+        b.wait("quire.courseState().then(s => s === 'loaded')",
+               describe="(document.querySelector('[data-testid=course-offer]') || {}).innerText")
+        hit = b.run("async () => (await quire.search('shield volcano basalt', {k: 1}))[0]")
+        assert hit["source"] == "Volcanoes.md"
+        assert b.run(LIBRARY)["sets"][0][0] == quiz["id"]
