@@ -55,8 +55,16 @@ def test_a_student_loads_the_course_from_disk_and_uses_it(course_dist, course, b
         facts = offered(page)
         assert facts.startswith("This copy comes with a library: Earth 101, 2 documents, ")
         assert "passages, made 20" in facts
+        # Every step the card showed while loading (each text node the status line was given).
+        page.evaluate("""() => { window.steps = []; new MutationObserver(records => records.forEach(r =>
+            r.addedNodes.forEach(n => n.nodeType === 3 && window.steps.push(n.data)))).observe(
+            document.querySelector('[data-testid=course-message]'), {childList: true}); }""")
         page.click("[data-testid=course-load]")
         wait_until(page, "quire.courseState().then(s => s === 'loaded')")
+        assert page.evaluate("window.steps") == [
+            "Loading the course… (checking it, then saving it in one go)", "Loading the course: Checking the whole file…",
+            "Loading the course: Building the search index from its passages…",
+            "Loading the course: Saving it in one go…", "Loading the course: Opening the library…"]
         assert page.query_selector("[data-testid=course-offer]") is None
         names = page.evaluate("quire.sources().then(s => s.map(x => x.name).sort())")
         assert names == ["Rocks.md", "Volcanoes.md"]

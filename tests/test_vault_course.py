@@ -91,6 +91,18 @@ def test_a_merged_course_keeps_the_students_own_things(course):
     assert [s["course"]["title"] for s in shelf if s.get("course")] == ["Earth 101"]
 
 
+def test_an_import_tells_each_step_as_it_begins(course):
+    data, _ = course
+    heard = []
+
+    async def go():
+        q = await student()
+        return await vs.import_vault(q, data, "merge", None, {"mode": "offer", "title": "Earth 101"}, heard.append)
+    assert run(go())["sources"] == 3
+    assert heard == [{"stage": "checking", "fraction": 0.0}, {"stage": "index", "fraction": 0.25},
+                     {"stage": "saving", "fraction": 0.5}, {"stage": "opening", "fraction": 0.75}]
+
+
 def test_merging_again_keeps_the_students_answers(course):
     data, teacher_quiz = course
 

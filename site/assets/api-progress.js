@@ -215,20 +215,22 @@
     'quire.maxFileMB': function (v) { return /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 2000; }
   };
 
-  /** importVault(blob, {mode: 'merge'|'replace', course: 'offer'|'kiosk', title}) -> {mode, summary, counts,
+  /** importVault(blob, {mode: 'merge'|'replace', course: 'offer'|'kiosk', title, onProgress}) -> {mode, summary, counts,
    * sources, read_version, ignored, course}.
    * The whole file is checked first; a damaged, incomplete, crafted or newer file is refused and nothing
    * changes.  `ignored` lists settings the vault named but that were not applied (model server, web
    * addresses), each as a sentence naming the host.  With `course` the vault is a teacher's course
    * (py/quire/vault_course.py): only its library and study sets come in, the sets marked as from the
    * teacher; 'offer' keeps the student's chats, progress, settings and own sets (a replace replaces the
-   * library only), 'kiosk' restores the course exactly.  Afterwards the tab embeds what came in. */
+   * library only), 'kiosk' restores the course exactly.  Afterwards the tab embeds what came in.
+   * onProgress({stage: 'checking'|'index'|'saving'|'opening', fraction}) hears each step begin. */
   q.importVault = function (blob, opts) {
     var mode = (opts && opts.mode) || 'merge';
     var course = opts && opts.course ? { mode: opts.course, title: opts.title || null } : null;
     if (!blob || typeof blob.arrayBuffer !== 'function') return Promise.reject(new Error('importVault() takes a File or Blob'));
     return blob.arrayBuffer().then(function (buf) {
-      return q._call('importVault', [mode, null, pageSettings(), course], { payload: new Uint8Array(buf) });
+      return q._call('importVault', [mode, null, pageSettings(), course],
+                     { payload: new Uint8Array(buf), onEvent: opts && opts.onProgress });
     }).then(function (r) {
       if (q.embedInBackground) q.embedInBackground();  // an imported library gets its vectors in this tab
       var page = r.page_settings || {};

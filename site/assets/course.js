@@ -123,7 +123,7 @@
     var c = about();
     var mode = (opts && opts.mode) || 'merge';
     return q.courseVault().then(function (blob) {
-      return q.importVault(blob, { mode: mode, course: 'offer', title: c.title });
+      return q.importVault(blob, { mode: mode, course: 'offer', title: c.title, onProgress: opts && opts.onProgress });
     }).then(function (r) {
       return decide('loaded').then(function () { hide(); return r; });
     });
@@ -152,10 +152,17 @@
         buttons.forEach(function (b) { b.disabled = true; });
         msg.className = 'muted';
         msg.textContent = t('Loading the course… (checking it, then saving it in one go)');
-        q.loadCourse({ mode: mode }).then(function (r) {
+        var bar = h('progress', { max: '1', value: '0', testid: 'course-progress', 'aria-label': t('Loading the course') });
+        msg.parentNode.insertBefore(bar, msg);
+        function step(e) {
+          bar.value = e.fraction;
+          msg.textContent = t('Loading the course: {step}', { step: QuireUI.importStep(e.stage) });
+        }
+        q.loadCourse({ mode: mode, onProgress: step }).then(function (r) {
           QuireUI.toast(t('The course {title} is in your library.', { title: c.title }));
           document.dispatchEvent(new CustomEvent('quire:course-loaded', { detail: r }));
         }, function (err) {
+          bar.remove();
           buttons.forEach(function (b) { b.disabled = false; });
           msg.className = 'fix error';
           msg.setAttribute('role', 'alert');

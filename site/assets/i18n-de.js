@@ -120,6 +120,12 @@ QuireI18n.add('de', {
   "Replace the documents in your library with the course? Your own chats, progress and study sets stay.":
     "Die Dokumente deiner Bibliothek durch den Kurs ersetzen? Deine eigenen Chats, dein Fortschritt und deine Lernsets bleiben.",
   "Loading the course… (checking it, then saving it in one go)": "Kurs wird geladen… (erst geprüft, dann in einem Schritt gespeichert)",
+  "Loading the course": "Kurs wird geladen",
+  "Loading the course: {step}": "Kurs wird geladen: {step}",
+  "Checking the whole file…": "Die ganze Datei wird geprüft…",
+  "Building the search index from its passages…": "Der Suchindex wird aus den Passagen aufgebaut…",
+  "Saving it in one go…": "Alles wird in einem Schritt gespeichert…",
+  "Opening the library…": "Die Bibliothek wird geöffnet…",
   "The course {title} is in your library.": "Der Kurs {title} ist in deiner Bibliothek.",
   "The course could not be loaded: {reason}": "Der Kurs konnte nicht geladen werden: {reason}",
   "The course in this copy of Quire is damaged (its checksum does not match {sha}), so it was not loaded. Copy the whole folder again, or ask your teacher for a new copy.":

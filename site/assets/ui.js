@@ -161,6 +161,12 @@ var QuireUI = (function () {
     show(location.hash.slice(1) || 'library');
   }
 
+  /* A vault import's step (quire.importVault's onProgress) in words, for a status line. */
+  function importStep(stage) {
+    return ({ checking: t('Checking the whole file…'), index: t('Building the search index from its passages…'),
+              saving: t('Saving it in one go…'), opening: t('Opening the library…') })[stage] || '';
+  }
+
   /* The language switch in the top bar: the page reloads in the chosen language. */
   QuireI18n.apply();
   var langSwitch = document.querySelector('[data-testid="lang-switch"]');
@@ -169,5 +175,5 @@ var QuireUI = (function () {
     langSwitch.addEventListener('change', function () { QuireI18n.set(langSwitch.value); });
   }
 
-  return { t: t, shortDate: shortDate, h: h, clear: clear, fill: fill, bytes: bytes, plural: plural, date: date, toast: toast, register: register, exclude: exclude, shown: shown, show: show, start: start };
+  return { t: t, shortDate: shortDate, h: h, clear: clear, fill: fill, bytes: bytes, plural: plural, date: date, toast: toast, importStep: importStep, register: register, exclude: exclude, shown: shown, show: show, start: start };
 })();

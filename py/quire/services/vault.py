@@ -144,13 +144,23 @@ def _as_course(incoming: dict, current: dict, data: bytes, mode: str, course: di
     return taken, scope, mode, info
 
 
+IMPORT_STAGES = ("checking", "index", "saving", "opening")  # in order; each event's fraction is its share
+
+
 async def import_vault(engine, data: bytes, mode: str = "merge", page: dict | None = None,
-                       course: dict | None = None) -> dict:
+                       course: dict | None = None, progress=None) -> dict:
     """Import a vault file; ``page`` is the page's current settings (localStorage), to compare.
 
-    ``course`` (``{"mode": "offer" | "kiosk", "title"}``) imports it as a course: see ``_as_course``."""
+    ``course`` (``{"mode": "offer" | "kiosk", "title"}``) imports it as a course: see ``_as_course``.
+    ``progress(event)`` hears ``{"stage", "fraction"}`` as each of ``IMPORT_STAGES`` begins."""
     if mode not in vault.MODES:
         raise vault.VaultError(f"unknown import mode {mode!r}; choose one of: {', '.join(vault.MODES)}")
+    tell = progress or (lambda event: None)
+
+    def stage(name: str) -> None:
+        tell({"stage": name, "fraction": round(IMPORT_STAGES.index(name) / len(IMPORT_STAGES), 2)})
+
+    stage("checking")
     incoming, meta = _incoming(data)
     store = engine.store
     current = await _stores(store)
@@ -170,16 +180,19 @@ async def import_vault(engine, data: bytes, mode: str = "merge", page: dict | No
     p = vault.plan(incoming, scope, mode)
     final = _final(current, p)
     model = {**LLM_DEFAULTS, **(final["settings"].get(LLM_KEY) or {})}["embed_model"]
+    stage("index")
     index = segments.snapshot(rebuild_index(final["sources"], final["chunks"], final["vectors"], model),
                               extra_keys=current["index"])  # written as segments; every other index key goes
     deletes = [d for d in p["deletes"] if d[0] != "index"] + index.deletes
     puts = [x for x in p["puts"] if x[0] != "index"] + index.puts
     if mode == "replace":  # what began before it (an answer, a study set) saves nothing after it
         engine.wipes = getattr(engine, "wipes", 0) + 1
+    stage("saving")
     try:
         await store.commit(puts, deletes)  # ONE commit: all of it, or nothing
     except StoreFullError:
         raise LibraryError(await _progress(engine).full_message("the imported vault", len(data))) from None
+    stage("opening")
     old = engine.library
     options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
     engine.library = await Library.open(store, **options)
@@ -215,7 +228,7 @@ async def _course_about(engine, ctx, title=None):
 async def _import(engine, ctx, mode="merge", data_b64=None, page=None, course=None):
     data = ctx.payload if ctx.payload is not None else base64.b64decode(data_b64 or "")
     try:
-        return await import_vault(engine, data, mode, page, course)
+        return await import_vault(engine, data, mode, page, course, ctx.emit)
     except MemoryError:  # its own message is empty; the store was not touched (one commit, at the end)
         raise vault.VaultError("this vault is too large to import in this browser tab's memory. Nothing was "
                                "imported; close other tabs, or import a vault with fewer originals.") from None

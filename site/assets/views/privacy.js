@@ -204,7 +204,7 @@
     if (mode === 'replace' && !confirm(t('Replace everything in this browser with the vault? What is here now and not in the vault will be deleted.'))) return;
     importBtn.disabled = true;
     message('info', t('Checking the whole file, then importing…'));
-    q.importVault(file, { mode: mode }).then(function (r) {
+    q.importVault(file, { mode: mode, onProgress: function (e) { message('info', QuireUI.importStep(e.stage)); } }).then(function (r) {
       message('done', t('Imported ({mode}): {items} written, {deleted} removed, {unchanged} already here. The library now has {sources}.', {
         mode: t(r.mode), items: QuireUI.plural(r.summary.puts, 'item'), deleted: r.summary.deletes, unchanged: r.summary.unchanged, sources: QuireUI.plural(r.sources, 'source') }));
       (r.ignored || []).forEach(function (text) { vaultMsg.appendChild(h('p', { class: 'fix', role: 'status', testid: 'vault-ignored' }, QuireI18n.engine(text))); });
