@@ -23,11 +23,11 @@ SAVE = """async ([url, kind, model, key]) => {
 # the words of its 429, the wait it gives).
 PROVIDERS = {
     "openai": ("openai", "/v1", "model-id-0", "gpt-nope", "model-id-0, model-id-1, model-id-2",
-               "Rate limit reached for gpt-4o-mini", "20 seconds"),
+               "Rate limit reached for gpt-4o-mini", "20s"),
     "gemini": ("openai", GEMINI_ROOT, "models/gemini-2.0-flash", "models/gemini-nope",
                "models/gemini-2.0-flash, models/text-embedding-004", "You exceeded your current quota", "34s"),
     "anthropic": ("anthropic", "", "claude-sonnet-4-5", "claude-nope", "claude-sonnet-4-5",
-                  "Number of request tokens has exceeded your per-minute rate limit", "30 seconds"),
+                  "Number of request tokens has exceeded your per-minute rate limit", "30s"),
 }
 WORDS = {  # what Settings says, per language (the provider's own words are never translated)
     "en": {"limited": "refused the request for now (429: {words}",

@@ -132,7 +132,7 @@ def test_engine_status_key_refused_limited_and_a_streamed_cited_answer(server):
 
     server.limited = True
     limited = asyncio.run(q.llm.status())
-    assert limited["status"] == "rate_limited" and "30 seconds" in limited["fix"]
+    assert limited["status"] == "rate_limited" and "Wait 30s " in limited["fix"]
     assert KEY not in json.dumps([wrong, ok, limited], default=str)
 
 
