@@ -13,7 +13,8 @@ is what every request gets: ``"ok"``; ``"limited"`` (each provider's 429: OpenAI
 with a ``retry-after`` header exposed to the page, Gemini's with ``RetryInfo.retryDelay`` in the
 body only); ``"no_cors"`` (no CORS headers at all, as when a proxy drops what the provider needs).
 A chat model the provider does not list gets the provider's 404.  ``requests`` records every
-request (method, path, lower-cased headers, body)."""
+request (method, path, lower-cased headers, body); ``script`` lists the fixtures (under
+``tests/fixtures``) the next chat requests get, in order (else each provider's recorded text stream)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def models(provider: str) -> list[str]:
 
 class CloudStandIn:
     def __init__(self, key: str):
-        self.key, self.mode, self.requests = key, "ok", []
+        self.key, self.mode, self.requests, self.script = key, "ok", [], []
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -124,7 +125,8 @@ class CloudStandIn:
                 elif body.get("model") not in models(provider):
                     self._send(404, fixture(f"{provider}/error_404_model.json"))
                 else:
-                    self._send(200, fixture(OK_STREAM[provider]), "text/event-stream")
+                    name = stand_in.script.pop(0) if stand_in.script else OK_STREAM[provider]
+                    self._send(200, fixture(name), "text/event-stream" if name.endswith(".sse") else "application/json")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
