@@ -12,12 +12,14 @@ One origin, so a page whose CSP admitted it once can be pointed at each provider
 is what every request gets: ``"ok"``; ``"limited"`` (each provider's 429: OpenAI's and Anthropic's
 with a ``retry-after`` header exposed to the page, Gemini's with ``RetryInfo.retryDelay`` in the
 body only); ``"no_cors"`` (no CORS headers at all, as when a proxy drops what the provider needs).
-A chat model the provider does not list gets the provider's 404.  ``requests`` records every
+A chat model the provider does not list gets the provider's 404.  OpenAI and Gemini also answer
+``/embeddings`` (a fixed vector per text).  ``requests`` records every
 request (method, path, lower-cased headers, body); ``script`` lists the fixtures (under
 ``tests/fixtures``) the next chat requests get, in order (else each provider's recorded text stream)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +35,12 @@ OK_STREAM = {"openai": "openai/recorded_stream_text.sse", "gemini": "gemini/stre
 
 def fixture(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
+
+
+def vector(text: str, dims: int = 8) -> list[float]:
+    """A fixed unit-free vector per text (what an embedding endpoint returns, in shape only)."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return [(b - 128) / 128 for b in digest[:dims]]
 
 
 def models(provider: str) -> list[str]:
@@ -120,7 +128,11 @@ class CloudStandIn:
                 if self._refused(provider):
                     return
                 path = self._root(provider) + ("/messages" if provider == "anthropic" else "/chat/completions")
-                if self.path != path:
+                if provider != "anthropic" and self.path == self._root(provider) + "/embeddings":
+                    texts = [body["input"]] if isinstance(body.get("input"), str) else body.get("input") or []
+                    self._send(200, json.dumps({"object": "list", "model": body.get("model"), "data": [
+                        {"object": "embedding", "index": i, "embedding": vector(t)} for i, t in enumerate(texts)]}).encode())
+                elif self.path != path:
                     self._send(404, b'{"error": {"message": "Not found"}}')
                 elif body.get("model") not in models(provider):
                     self._send(404, fixture(f"{provider}/error_404_model.json"))
