@@ -6,7 +6,8 @@ way Anthropic does for browser requests, and records every request for the test 
 ``script`` is the list of fixtures the next ``/v1/messages`` calls get, in order (a streamed
 call gets ``*.sse``, a non-streamed one ``message.json`` when the script is empty; a Message
 fixture asked for streamed is sent as the events the streaming documentation defines); ``limited``
-makes every call a 429 with ``retry-after``."""
+makes every call a 429 with ``retry-after``.  A recorded forced-tool reply gets the name of the tool
+the request forces (the recording's tool is called ``json``)."""
 
 from __future__ import annotations
 
@@ -111,6 +112,12 @@ class AnthropicStandIn:
                 name = stand_in.script.pop(0) if stand_in.script else (
                     "stream_text.sse" if body.get("stream") else "message.json")
                 data = (FIXTURES / name).read_bytes()
+                forced = (body.get("tool_choice") or {}).get("name")
+                if (body.get("tool_choice") or {}).get("type") == "tool" and forced:
+                    # A recording of a forced tool named "json" (vercel/ai's fixtures): the model calls the
+                    # tool the request forces, so the tool's name is the one thing that follows the request.
+                    data = data.replace(b'"name":"json"', f'"name":"{forced}"'.encode()).replace(
+                        b'"name": "json"', f'"name": "{forced}"'.encode())
                 if body.get("stream") and name.endswith(".json"):
                     data, name = as_stream(json.loads(data)), name + ".sse"
                 self._send(200, data, "text/event-stream" if name.endswith(".sse") else "application/json")

@@ -69,14 +69,46 @@ def test_streamed_tool_use_becomes_one_tool_call(server):
 
 
 def test_structured_output_is_a_forced_tool_whose_input_is_the_reply(server):
-    server.script = ["stream_reply_tool.sse"]
-    _, reply = collect(client(server).chat("claude-sonnet-4-5", [{"role": "user", "content": "One card"}], format=SCHEMA,
-                                           options={"num_predict": 200}))
-    assert json.loads(reply.text) == {"items": [{"question": "What do mitochondria make?", "answer": "ATP"}]}
+    """A recorded forced-tool stream (vercel/ai's anthropic-json-tool.1.chunks.txt): an empty first
+    ``input_json_delta``, a ping, the object in two pieces; its input is the reply's text."""
+    server.script = ["recorded_forced_tool.sse"]
+    _, reply = collect(client(server).chat("claude-haiku-4-5-20251001", [{"role": "user", "content": "Weather"}],
+                                           format=SCHEMA, options={"num_predict": 200}))
+    assert json.loads(reply.text) == {"elements": [{"location": "San Francisco", "temperature": 58, "condition": "sunny"}]}
     assert reply.done.reason == "stop" and not reply.tool_calls
+    assert reply.done.stats["output_tokens"] == 47 and reply.done.stats["input_tokens"] == 849
     body = server.requests[-1]["body"]
     assert body["tool_choice"] == {"type": "tool", "name": "reply"} and body["tools"][0]["input_schema"] == SCHEMA
     assert body["max_tokens"] == 200
+
+
+def test_a_recorded_whole_forced_tool_message_is_the_reply(server):
+    server.script = ["recorded_forced_tool.json"]
+    _, reply = collect(client(server).chat("claude-haiku-4-5-20251001", [{"role": "user", "content": "Weather"}],
+                                           format=SCHEMA, stream=False))
+    assert [e["location"] for e in json.loads(reply.text)["elements"]] == ["San Francisco", "London", "Paris", "Berlin"]
+    assert reply.done.reason == "stop" and not reply.tool_calls
+
+
+def test_a_recorded_text_stream(server):
+    """anthropic-sdk-python's basic_response.txt, recorded from the API: ping, three text deltas."""
+    server.script = ["recorded_text.sse"]
+    events, reply = collect(client(server).chat("claude-3-opus-latest", [{"role": "user", "content": "Hi"}]))
+    assert reply.text == "Hello there!" and reply.done.reason == "stop"
+    assert [e.kind for e in events] == ["content", "content", "content", "done"]
+
+
+def test_a_recorded_tool_use_stream(server):
+    """anthropic-sdk-python's tool_use_response.txt: text, then get_weather's input in four pieces
+    (the first empty), a ``caller`` field Quire does not need."""
+    server.script = ["recorded_tool_use.sse"]
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather",
+                                               "parameters": {"type": "object", "properties": {"location": {"type": "string"}}}}}]
+    _, reply = collect(client(server).chat("claude-sonnet-4-20250514", [{"role": "user", "content": "Paris?"}], tools=tools))
+    assert reply.text == "I'll check the current weather in Paris for you."
+    [call] = reply.tool_calls
+    assert (call.name, call.arguments, call.id) == ("get_weather", {"location": "Paris"}, "toolu_01NRLabsLyVHZPKxbKvkfSMn")
+    assert reply.done.reason == "tool_calls"
 
 
 def test_an_error_mid_stream_keeps_what_arrived(server):
@@ -132,7 +164,7 @@ def test_engine_status_key_refused_limited_and_a_streamed_cited_answer(server):
 
     server.limited = True
     limited = asyncio.run(q.llm.status())
-    assert limited["status"] == "rate_limited" and "30 seconds" in limited["fix"]
+    assert limited["status"] == "rate_limited" and "Wait 30s " in limited["fix"]
     assert KEY not in json.dumps([wrong, ok, limited], default=str)
 
 

@@ -84,3 +84,15 @@ def test_gemini_key_refused_connected_answer_schema_and_quota():
     assert chat["headers"] == {"Authorization": f"Bearer {KEY}"}
     assert limited["status"] == "rate_limited" and "34s" in limited["fix"]
     assert KEY not in json.dumps([wrong, right, limited], default=str)
+
+
+def test_gemini_429_as_observed_from_its_openai_endpoint_has_no_wait_so_the_fix_says_a_minute():
+    """The list-wrapped 429 a user recorded from /v1beta/openai/chat/completions (fixtures README): no
+    RetryInfo, so Quire gives no figure of its own making."""
+    from quire.llm.diagnosis import diagnose
+    from quire.llm.parse import http_error
+
+    err = http_error(429, (FIXTURES / "error_429_observed.json").read_text())
+    assert str(err) == "Resource has been exhausted (e.g. check quota)." and err.retry_after is None
+    d = diagnose(None, reachable=True, cors_ok=False, error=err, kind="openai", has_key=True, base_url=ROOT)
+    assert d.status == "rate_limited" and d.fix.startswith("Wait a minute and try again")

@@ -172,7 +172,7 @@ def test_429_keeps_the_wait_the_server_gives():
                                    "status": "RESOURCE_EXHAUSTED",
                                    "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34s"}]}})
     assert http_error(429, gemini).retry_after == "34s"
-    assert http_error(429, '{"error": {"message": "Rate limit reached"}}', "20").retry_after == "20 seconds"
+    assert http_error(429, '{"error": {"message": "Rate limit reached"}}', "20").retry_after == "20s"
     from quire.llm.diagnosis import diagnose
     d = diagnose("null", reachable=True, cors_ok=False, error=http_error(429, gemini), kind="openai", has_key=True)
     assert d.status == "rate_limited" and "34s" in d.fix and "Resource has been exhausted" in d.message

@@ -375,6 +375,7 @@ QuireI18n.add('de', {
   "Answering only from: {sources}.": "Antworten nur aus: {sources}.",
   "Quire answers with the best passages from your documents, without an AI summary.": "Quire antwortet mit den besten Textstellen aus deinen Dokumenten, ohne KI-Zusammenfassung.",
   "Open Settings": "Einstellungen öffnen",
+  "The server said: {words}": "Der Server meldete: {words}",
   "Memory {percent}% of {budget} characters": "Gedächtnis {percent} % von {budget} Zeichen",
   "under 1": "unter 1",
   "the oldest exchange is forgotten": "der älteste Wortwechsel ist vergessen",

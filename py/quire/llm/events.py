@@ -106,7 +106,7 @@ class LLMError(QuireError):
     ``partial`` is the content received before a mid-stream failure.
     """
 
-    retry_after: str | None = None  # a 429's wait, as the server gave it ("20s", "30 seconds")
+    retry_after: str | None = None  # a 429's wait, as the server gave it ("20s", from a Retry-After of 20 or Gemini's retryDelay)
     key_invalid: bool = False  # the server refused the key (401, or Google's 400 API_KEY_INVALID)
 
     def __init__(self, message: str, *, kind: str = "http", status: int | None = None, partial: str = ""):

@@ -62,8 +62,8 @@ def http_error(status: int, text: str, retry_after: str | None = None) -> LLMErr
 
 
 def _retry_delay(text: str, header: str | None) -> str | None:
-    if header:
-        return f"{header.strip()} seconds" if header.strip().isdigit() else header.strip()
+    if header:  # seconds as "20s", as Gemini writes its delay: the same in every language the page speaks
+        return f"{header.strip()}s" if header.strip().isdigit() else header.strip()
     try:
         obj = json.loads(text)
         obj = obj[0] if isinstance(obj, list) and obj else obj  # Google may wrap it in a list

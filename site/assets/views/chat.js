@@ -11,7 +11,7 @@
   var Answer = self.QuireAnswer;  // views/chat-answer.js loads first
   var el = {};
   var answers = new WeakMap();  // an answer's <li> -> its QuireAnswer (a [n] opens that citation)
-  var state = { sessions: [], session: null, draftScope: null, busy: null, sources: [], categories: [], llm: null, nav: 0 };
+  var state = { sessions: [], session: null, draftScope: null, busy: null, sources: [], categories: [], llm: null, said: null, nav: 0 };
   // nav counts the user's moves between chats: a chat that finishes opening after the user has
   // moved on (New chat, another chat, a question sent) must not replace what they chose.
   var LABELS = { not_running: t('The model server is not running'), cors_refused: t('The model server refuses this page'),
@@ -249,6 +249,11 @@
     var s = event || state.llm;
     if (!s) return;
     var status = s.status === 'connected' && !event && !(s.settings && s.settings.chat_model) ? 'no_chat_model' : s.status;
+    // What the server itself said when it refused the model (a provider's 404 for a model the key may not
+    // use) stays shown while the status is the same, also when a later status check redraws this line.
+    // Only then: for a server that did not answer, the error is the browser's, not the server's words.
+    if (event) state.said = event.error && status === 'model_missing' ? { status: status, words: event.error } : null;
+    var said = state.said && state.said.status === status && (s.message || '').indexOf(state.said.words) < 0 ? state.said.words : '';
     if (status === 'connected') { el.connection.hidden = true; return; }
     el.connection.hidden = false;
     el.connection.dataset.state = status;
@@ -256,6 +261,7 @@
       h('strong', { testid: 'chat-connection-state' }, LABELS[status] || status), ' — ',
       status === 'no_chat_model' ? t('Quire answers with the best passages from your documents, without an AI summary.') + ' '
         : QuireI18n.engine(s.message || '') + ' ',
+      said ? h('span', { testid: 'chat-connection-said' }, t('The server said: {words}', { words: said }) + ' ') : null,  // quoted, never translated
       s.fix && status !== 'no_chat_model' ? h('span', { class: 'small', testid: 'chat-connection-fix' }, QuireI18n.engine(s.fix) + ' ') : null,
       h('a', { href: '#settings', testid: 'chat-settings-link' }, t('Open Settings')));
   }
