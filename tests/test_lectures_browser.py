@@ -67,7 +67,7 @@ def lecture(tmp_path_factory):
     ffmpeg = ["ffmpeg", "-loglevel", "error", "-y", "-i"]
     subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-ac", "2", "-ar", "44100", "-b:a", "96k",
                              str(folder / "lecture.mp3")], check=True)
-    subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-c:a", "libopus", "-b:a", "32k",
+    subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-c:a", "libopus", "-b:a", "64k",
                              str(folder / "lecture.opus")], check=True)
     subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", str(folder / "silence.wav"), "trim", "0", "40"], check=True)
     subprocess.run(ffmpeg + [str(folder / "silence.wav"), "-c:a", "libopus", str(folder / "silence.opus")], check=True)
