@@ -1,8 +1,8 @@
 """Recorded lectures as sources in real Chromium (issue 28): an MP3 and an Opus recording are
 decoded in the page, transcribed piece by piece by Whisper tiny.en, and every sentence is found by
 search in a passage whose time span holds the moment it was said; a cancelled Train resumes
-without transcribing a finished piece again; silence gives "no speech found" and a file the
-browser cannot decode fails alone, with the reason.
+without transcribing a finished piece again; silence gives "no speech found", German speech is
+refused as not English, and a file the browser cannot decode fails alone, with the reason.
 
 The recording is made at test time: espeak-ng speaks each sentence, and the sentences are laid
 end to end with known gaps (so the moment of each is known), then sox and ffmpeg encode it.
@@ -39,6 +39,9 @@ SENTENCES = [
     "Earthquakes happen when plates in the crust slip past each other.",
     "Bees carry pollen from flower to flower and help plants make seeds.",
 ]
+GERMAN = ("Die Mitochondrien liefern der Zelle Energie. Bei der Mitose entstehen zwei gleiche Tochterzellen. "
+          "Basalt entsteht, wenn Lava an der Oberfläche schnell abkühlt. Granit kühlt langsam tief unter der Erde ab "
+          "und hat große Kristalle. Gletscher formen breite Täler, wenn sie von den Bergen herabfließen.")
 STAGE = "async ([name, b64]) => quire.stage([{name, data: Uint8Array.fromBase64(b64)}])"
 COUNT_PIECES = """() => { window.__pieces = [];
   const real = quire._pageMethods.transcribe;
@@ -70,6 +73,8 @@ def lecture(tmp_path_factory):
     subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-c:a", "libopus", "-b:a", "64k",
                              str(folder / "lecture.opus")], check=True)
     subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", str(folder / "silence.wav"), "trim", "0", "40"], check=True)
+    subprocess.run(["espeak-ng", "-v", "de", "-s", "150", "-w", str(folder / "german.raw.wav"), GERMAN], check=True)
+    subprocess.run(ffmpeg + [str(folder / "german.raw.wav"), "-b:a", "96k", str(folder / "german.mp3")], check=True)
     subprocess.run(ffmpeg + [str(folder / "silence.wav"), "-c:a", "libopus", str(folder / "silence.opus")], check=True)
     return folder, said, math.ceil(at / PIECE_S)
 
@@ -135,15 +140,18 @@ def test_cancel_keeps_transcribed_pieces_and_train_resumes(lecture, context, bui
     assert not page_log.errors, page_log.errors
 
 
-def test_silence_says_no_speech_and_an_undecodable_file_fails_alone(lecture, context, built_dist, serve, page_log):
+def test_silence_german_and_an_undecodable_file_each_fail_alone(lecture, context, built_dist, serve, page_log):
     folder, _, _ = lecture
     page = open_page(context, serve(built_dist).url, page_log)
     page.evaluate(STAGE, ["silence.opus", b64(folder / "silence.opus")])
+    page.evaluate(STAGE, ["german.mp3", b64(folder / "german.mp3")])
     page.evaluate(STAGE, ["broken.mp3", base64.b64encode(bytes(range(256)) * 64).decode()])
     page.evaluate("quire.stage([{name: 'notes.txt', text: 'Basalt forms when lava cools quickly.'}])")
     counts = page.evaluate("quire.train()")
-    assert counts["added"] == 1 and counts["failed"] == 2, counts
     sources = {s["name"]: s for s in page.evaluate("quire.sources()")}
+    heard = [h["text"] for h in page.evaluate("(q) => quire.search(q)", GERMAN) if h["source"] == "german.mp3"]
+    assert counts["added"] == 1 and counts["failed"] == 3, (counts, heard)
     assert "no speech found in silence.opus" in sources["silence.opus"]["error"]
     assert sources["broken.mp3"]["error"].startswith("could not transcribe broken.mp3: this browser cannot decode it")
+    assert "german.mp3 does not sound like English speech" in sources["german.mp3"]["error"]
     assert sources["notes.txt"]["status"] == "trained"
