@@ -90,6 +90,18 @@ def test_a_recording_without_english_speech_fails_alone(texts, fail, message):
     asyncio.run(go())
 
 
+def test_a_piece_whisper_loops_on_is_left_out_with_a_warning():
+    loop = "The Mid-Alkon Demon Leas. The Mid-Alkon Demon my life. On the Mid-Alkon Demon thean of the Mid-Alkon Demon."
+    async def go():
+        q = await open_with(FakeEngine([*LECTURE, loop]))
+        await q.stage("lecture.webm", b"\x1aE\xdf\xa3 a video")
+        assert (await q.train())["added"] == 1
+        source = q.sources()[0]
+        assert source["chunks"] == 3 and "1 of 5 pieces left out: no clear English speech there" in source["warnings"]
+        assert not [h for h in await q.search("Alkon Demon") if "Alkon" in h["text"]]
+    asyncio.run(go())
+
+
 def test_without_a_speech_engine_a_recording_fails_saying_why():
     async def go():
         q = await open_with(None)

@@ -177,6 +177,7 @@ class Trainer:
         if extraction.kind == "audio":
             extraction.units, heard = await transcripts.read_recording(
                 record, data, lib.transcribe, lib.store, report=report, cancelled=cancelled)
+            extraction.warnings += heard.pop("warnings", [])
             extraction.meta.update(heard)
         del data
         report({"stage": "chunk", "file": name, "units": len(extraction.units)})

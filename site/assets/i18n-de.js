@@ -803,6 +803,7 @@ QuireI18n.addEngine('de', {
   // recorded lectures (quire/transcripts.py)
   "no speech found in {name} (only silence, music or noise; Quire transcribes English speech)": "keine Sprache in {name} gefunden (nur Stille, Musik oder Rauschen; Quire transkribiert englische Sprache)",
   "{name} does not sound like English speech; the speech engine (Whisper tiny.en) transcribes English only": "{name} klingt nicht nach englischer Sprache; die Spracherkennung (Whisper tiny.en) transkribiert nur Englisch",
+  "{n} of {total} pieces left out: no clear English speech there": "{n} von {total} Stücken ausgelassen: dort keine klare englische Sprache",
   "could not transcribe {name}: {reason}": "{name} konnte nicht transkribiert werden: {reason}",
   "speech transcription is not included in this copy of Quire (it was built without voice)": "die Transkription von Sprache ist in dieser Kopie von Quire nicht enthalten (sie wurde ohne Spracheingabe gebaut)",
   "transcription stopped after {done} of {total} pieces of {name}; those are kept, and Train picks up from there": "Transkription nach {done} von {total} Stücken von {name} angehalten; diese bleiben erhalten, und das Training macht dort weiter",
