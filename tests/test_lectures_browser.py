@@ -2,7 +2,8 @@
 decoded in the page, transcribed piece by piece by Whisper tiny.en, and every sentence is found by
 search in a passage whose time span holds the moment it was said; a cancelled Train resumes
 without transcribing a finished piece again; silence gives "no speech found", German speech is
-refused as not English, and a file the browser cannot decode fails alone, with the reason.
+refused as not English, and a video without a sound track or a file the browser cannot decode
+fails alone, with the reason.
 
 The recording is made at test time: espeak-ng speaks each sentence, and the sentences are laid
 end to end with known gaps (so the moment of each is known), then sox and ffmpeg encode it.
@@ -53,8 +54,8 @@ COUNT_PIECES = """() => { window.__pieces = [];
 
 @pytest.fixture(scope="module")
 def lecture(tmp_path_factory):
-    """``(folder, [(sentence, start_s, end_s)], pieces)``: lecture.wav/.mp3/.opus and silence.opus in
-    folder, and how many pieces the lecture (about 67 s) is transcribed in."""
+    """``(folder, [(sentence, start_s, end_s)], pieces)``: lecture.wav/.mp3/.opus, silence.opus,
+    silence.webm and muted.webm (video), german.mp3 in folder, and how many pieces the lecture (about 67 s) is transcribed in."""
     folder = tmp_path_factory.mktemp("lecture")
     audio, said, at = [np.zeros(int(RATE * 0.8), np.float32)], [], 0.8
     for i, text in enumerate(SENTENCES):
@@ -73,6 +74,11 @@ def lecture(tmp_path_factory):
     subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-c:a", "libopus", "-b:a", "64k",
                              str(folder / "lecture.opus")], check=True)
     subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", str(folder / "silence.wav"), "trim", "0", "40"], check=True)
+    # Video: a silent sound track beside the picture, and a picture with no sound track at all.
+    video = ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=160x120:d=20:r=10"]
+    subprocess.run(video + ["-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "20", "-c:v", "libvpx", "-c:a", "libopus",
+                            str(folder / "silence.webm")], check=True)
+    subprocess.run(video + ["-t", "5", "-c:v", "libvpx", str(folder / "muted.webm")], check=True)
     subprocess.run(["espeak-ng", "-v", "de", "-s", "150", "-w", str(folder / "german.raw.wav"), GERMAN], check=True)
     subprocess.run(ffmpeg + [str(folder / "german.raw.wav"), "-b:a", "96k", str(folder / "german.mp3")], check=True)
     subprocess.run(ffmpeg + [str(folder / "silence.wav"), "-c:a", "libopus", str(folder / "silence.opus")], check=True)
@@ -140,19 +146,23 @@ def test_cancel_keeps_transcribed_pieces_and_train_resumes(lecture, context, bui
     assert not page_log.errors, page_log.errors
 
 
-def test_silence_german_and_an_undecodable_file_each_fail_alone(lecture, context, built_dist, serve, page_log):
+def test_silence_german_a_video_without_sound_and_an_undecodable_file_each_fail_alone(lecture, context, built_dist, serve, page_log):
     folder, _, _ = lecture
     page = open_page(context, serve(built_dist).url, page_log)
     page.evaluate(STAGE, ["silence.opus", b64(folder / "silence.opus")])
     page.evaluate(STAGE, ["german.mp3", b64(folder / "german.mp3")])
+    page.evaluate(STAGE, ["silence.webm", b64(folder / "silence.webm")])
+    page.evaluate(STAGE, ["muted.webm", b64(folder / "muted.webm")])
     page.evaluate(STAGE, ["broken.mp3", base64.b64encode(bytes(range(256)) * 64).decode()])
     page.evaluate("quire.stage([{name: 'notes.txt', text: 'Basalt forms when lava cools quickly.'}])")
     counts = page.evaluate("quire.train()")
     sources = {s["name"]: s for s in page.evaluate("quire.sources()")}
     german = sources["german.mp3"]
     heard = [c["text"] for c in page.evaluate("(id) => quire.chunks(id)", german["id"])] if german["status"] == "trained" else []
-    assert counts["added"] == 1 and counts["failed"] == 3, (counts, heard)
-    assert "no speech found in silence.opus" in sources["silence.opus"]["error"]
+    assert counts["added"] == 1 and counts["failed"] == 5, (counts, heard)
+    for name in ("silence.opus", "silence.webm"):
+        assert f"no speech found in {name}" in sources[name]["error"]
+    assert sources["muted.webm"]["error"].startswith("could not transcribe muted.webm: this browser cannot decode it: it has no audio track")
     assert sources["broken.mp3"]["error"].startswith("could not transcribe broken.mp3: this browser cannot decode it")
     assert "german.mp3 does not sound like English speech" in sources["german.mp3"]["error"]
     assert sources["notes.txt"]["status"] == "trained"
