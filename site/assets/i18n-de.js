@@ -187,8 +187,8 @@ QuireI18n.add('de', {
   "Welcome to Quire": "Willkommen bei Quire",
   "Your documents stay in this browser. Quire works in three steps:": "Deine Dokumente bleiben in diesem Browser. Quire arbeitet in drei Schritten:",
   "Add": "Hinzufügen",
-  " your documents: drop files or folders above (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, text).":
-    ": Dateien oder Ordner oben ablegen (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, Text).",
+  " your documents: drop files or folders above (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, text, recorded lectures in English).":
+    ": Dateien oder Ordner oben ablegen (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, Text, aufgezeichnete Vorlesungen auf Englisch).",
   "Train": "Trainieren",
   ": Quire reads them and builds its search index, here in the tab.": ": Quire liest sie und baut seinen Suchindex auf, hier im Tab.",
   "Search, ask and study": "Suchen, fragen und lernen",
