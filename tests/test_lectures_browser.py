@@ -106,8 +106,16 @@ def test_every_sentence_is_found_in_the_passage_spanning_its_moment(lecture, con
     assert {s["kind"] for s in staged} == {"audio"}
     page.get_by_test_id("nav-library").click()
     assert "English speech only" in page.get_by_test_id("source-status").first.inner_text()
-    counts = page.evaluate("quire.train()")
-    assert counts["added"] == 2, counts
+    # Train from the Library view, keeping every line its progress label shows.
+    page.evaluate("""() => { window.__labels = [];
+      new MutationObserver(() => { const el = document.querySelector('[data-testid=train-stage]');
+        if (el) window.__labels.push(el.textContent); }).observe(document.body, {subtree: true, childList: true, characterData: true}); }""")
+    page.get_by_test_id("train-button").click()
+    result = page.get_by_test_id("train-result")
+    result.wait_for()
+    assert "2 added" in result.inner_text()
+    labels = page.evaluate("window.__labels")
+    assert any(f"transcribing: piece 2 of {pieces}" in line for line in labels), labels[-5:]
     sources = {s["name"]: s for s in page.evaluate("quire.sources()")}
     for name in ("lecture.mp3", "lecture.opus"):
         assert sources[name]["status"] == "trained" and sources[name]["units"] == pieces
