@@ -3,7 +3,7 @@ decoded in the page, transcribed piece by piece by Whisper tiny.en, and every se
 search in a passage whose time span holds the moment it was said; a cancelled Train resumes
 without transcribing a finished piece again; silence gives "no speech found", German speech is
 refused as not English, and a video without a sound track or a file the browser cannot decode
-fails alone, with the reason.
+fails alone, with the reason.  The first two tests run over http, the third from file://.
 
 The recording is made at test time: espeak-ng speaks each sentence, and the sentences are laid
 end to end with known gaps (so the moment of each is known), then sox and ffmpeg encode it.
@@ -154,9 +154,10 @@ def test_cancel_keeps_transcribed_pieces_and_train_resumes(lecture, context, bui
     assert not page_log.errors, page_log.errors
 
 
-def test_silence_german_a_video_without_sound_and_an_undecodable_file_each_fail_alone(lecture, context, built_dist, serve, page_log):
+def test_silence_german_a_video_without_sound_and_an_undecodable_file_each_fail_alone(lecture, context, built_dist, page_log):
+    """From file:// (the other tests run over http): the voice worker and WebAudio work there too."""
     folder, _, _ = lecture
-    page = open_page(context, serve(built_dist).url, page_log)
+    page = open_page(context, (built_dist / "index.html").as_uri(), page_log)
     page.evaluate(STAGE, ["silence.opus", b64(folder / "silence.opus")])
     page.evaluate(STAGE, ["german.mp3", b64(folder / "german.mp3")])
     page.evaluate(STAGE, ["silence.webm", b64(folder / "silence.webm")])
