@@ -175,3 +175,13 @@ def test_silence_german_a_video_without_sound_and_an_undecodable_file_each_fail_
     assert sources["broken.mp3"]["error"].startswith("could not transcribe broken.mp3: this browser cannot decode it")
     assert "german.mp3 does not sound like English speech" in sources["german.mp3"]["error"]
     assert sources["notes.txt"]["status"] == "trained"
+
+
+def test_without_voice_in_the_build_a_recording_fails_saying_so(lecture, context, lean_dist, serve, page_log):
+    folder, _, _ = lecture
+    page = open_page(context, serve(lean_dist).url, page_log)  # built with --no-voice (tests/conftest.py)
+    page.evaluate(STAGE, ["lecture.mp3", b64(folder / "lecture.mp3")])
+    counts = page.evaluate("quire.train()")
+    assert counts["failed"] == 1, counts
+    assert page.evaluate("quire.sources()")[0]["error"] == (
+        "Speech transcription is not included in this copy of Quire (it was built with --no-voice).")
