@@ -55,7 +55,7 @@ COUNT_PIECES = """() => { window.__pieces = [];
 @pytest.fixture(scope="module")
 def lecture(tmp_path_factory):
     """``(folder, [(sentence, start_s, end_s)], pieces)``: lecture.wav/.mp3/.opus, silence.opus,
-    silence.webm and muted.webm (video), german.mp3 in folder, and how many pieces the lecture (about 67 s) is transcribed in."""
+    silence.webm and muted.webm (video), german.mp3, sentence.m4a and sentence.mp4 in folder, and how many pieces the lecture (about 67 s) is transcribed in."""
     folder = tmp_path_factory.mktemp("lecture")
     audio, said, at = [np.zeros(int(RATE * 0.8), np.float32)], [], 0.8
     for i, text in enumerate(SENTENCES):
@@ -76,6 +76,10 @@ def lecture(tmp_path_factory):
     subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", str(folder / "silence.wav"), "trim", "0", "40"], check=True)
     # Video: a silent sound track beside the picture, and a picture with no sound track at all.
     video = ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=160x120:d=20:r=10"]
+    # One sentence as AAC in M4A, and as an MP4 video (H.264 and AAC).
+    subprocess.run(ffmpeg + [str(folder / "s0.wav"), "-c:a", "aac", "-b:a", "64k", str(folder / "sentence.m4a")], check=True)
+    subprocess.run(video + ["-i", str(folder / "s0.wav"), "-shortest", "-c:v", "libx264", "-c:a", "aac",
+                            str(folder / "sentence.mp4")], check=True)
     subprocess.run(video + ["-f", "lavfi", "-i", "anullsrc=r=48000:cl=stereo", "-t", "20", "-c:v", "libvpx", "-c:a", "libopus",
                             str(folder / "silence.webm")], check=True)
     subprocess.run(video + ["-t", "5", "-c:v", "libvpx", str(folder / "muted.webm")], check=True)
@@ -154,7 +158,7 @@ def test_cancel_keeps_transcribed_pieces_and_train_resumes(lecture, context, bui
     assert not page_log.errors, page_log.errors
 
 
-def test_silence_german_a_video_without_sound_and_an_undecodable_file_each_fail_alone(lecture, context, built_dist, page_log):
+def test_m4a_and_mp4_train_while_silence_german_a_mute_video_and_bad_bytes_each_fail_alone(lecture, context, built_dist, page_log):
     """From file:// (the other tests run over http): the voice worker and WebAudio work there too."""
     folder, _, _ = lecture
     page = open_page(context, (built_dist / "index.html").as_uri(), page_log)
@@ -164,17 +168,23 @@ def test_silence_german_a_video_without_sound_and_an_undecodable_file_each_fail_
     page.evaluate(STAGE, ["muted.webm", b64(folder / "muted.webm")])
     page.evaluate(STAGE, ["broken.mp3", base64.b64encode(bytes(range(256)) * 64).decode()])
     page.evaluate("quire.stage([{name: 'notes.txt', text: 'Basalt forms when lava cools quickly.'}])")
+    for name in ("sentence.m4a", "sentence.mp4"):
+        page.evaluate(STAGE, [name, b64(folder / name)])
     counts = page.evaluate("quire.train()")
     sources = {s["name"]: s for s in page.evaluate("quire.sources()")}
     german = sources["german.mp3"]
     heard = [c["text"] for c in page.evaluate("(id) => quire.chunks(id)", german["id"])] if german["status"] == "trained" else []
-    assert counts["added"] == 1 and counts["failed"] == 5, (counts, heard)
+    assert counts["added"] == 3 and counts["failed"] == 5, (counts, heard)
     for name in ("silence.opus", "silence.webm"):
         assert f"no speech found in {name}" in sources[name]["error"]
     assert sources["muted.webm"]["error"].startswith("could not transcribe muted.webm: this browser cannot decode it: it has no audio track")
     assert sources["broken.mp3"]["error"].startswith("could not transcribe broken.mp3: this browser cannot decode it")
     assert "german.mp3 does not sound like English speech" in sources["german.mp3"]["error"]
     assert sources["notes.txt"]["status"] == "trained"
+    hits = page.evaluate("(q) => quire.search(q)", SENTENCES[0])
+    for name in ("sentence.m4a", "sentence.mp4"):  # AAC, alone and beside a picture, decodes in Chromium
+        hit = next(h for h in hits if h["source"] == name)
+        assert hit["location"]["time"][0] == 0 and hit["location_label"] == "0:00–0:03"
 
 
 def test_without_voice_in_the_build_a_recording_fails_saying_so(lecture, context, lean_dist, serve, page_log):
