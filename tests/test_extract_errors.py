@@ -11,7 +11,8 @@ from fixtures_docs import W, docx, epub, lying_zip, pptx, xlsx, zip_bomb
 
 UNSUPPORTED = (
     "unsupported type .xyz; Quire reads PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), "
-    "CSV, Markdown, HTML, EPUB, plain text, and PNG or JPEG images (read by OCR)"
+    "CSV, Markdown, HTML, EPUB, plain text, PNG or JPEG images (read by OCR), and recordings "
+    "(MP3, M4A/AAC, Ogg/Opus, WAV, FLAC, WebM, MP4; English speech only)"
 )
 
 
@@ -115,7 +116,7 @@ def test_kind_of(name, data, kind):
 
 
 def test_supported_covers_the_promised_formats():
-    assert set(SUPPORTED.values()) == {"pdf", "docx", "pptx", "xlsx", "csv", "markdown", "html", "epub", "text", "image"}
+    assert set(SUPPORTED.values()) == {"pdf", "docx", "pptx", "xlsx", "csv", "markdown", "html", "epub", "text", "image", "audio"}
 
 
 # ---------------------------------------------------------------- the cause, named (real files, broken)

@@ -88,7 +88,8 @@ def engine_sources() -> str:
     # The page's own messages that reach QuireI18n.engine: through the engine (the in-tab embedder's,
     # py/quire/browser/embedder.py wraps them) or beside it.
     files = list((ROOT / "py" / "quire").rglob("*.py")) + [ROOT / "py" / "quire" / "data" / "badges.json",
-                                                          ASSETS / "api-progress.js", ASSETS / "embedder.js", ASSETS / "api.js"]
+                                                          ASSETS / "api-progress.js", ASSETS / "embedder.js", ASSETS / "api.js",
+                                                          ASSETS / "api-recordings.js"]
     text = "\n".join(p.read_text() for p in files)
     text = re.sub(r'"\s*\n\s*f?"', "", text)  # Python's adjacent literals "a "\n  "b" read as one message
     return re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)  # "\u201c" in a source is “

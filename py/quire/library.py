@@ -61,11 +61,12 @@ class Library:
     def __init__(self, store, sources: dict[str, dict] | None = None, *,
                  chunk_size: int = 1000, overlap: int = 100, max_bytes: int = MAX_BYTES,
                  keep_originals: bool = True, recognise=None, ocr_language: str = "auto",
-                 defer_vectors: bool = False):
+                 defer_vectors: bool = False, transcribe=None):
         self.store = store
         self.table = sources or {}
         self.recognise = recognise  # the OCR engine (quire.ocr.Recognise), or None: scans stay "needs OCR"
         self.ocr_language = ocr_language
+        self.transcribe = transcribe  # the speech engine (quire.transcripts.Transcribe), or None: recordings fail saying so
         self.chunk_size, self.overlap, self.max_bytes = chunk_size, overlap, max_bytes
         self.keep_originals = keep_originals
         self.limits = Limits()  # per-file caps for reading (unzip budget, PDF pages, seconds)

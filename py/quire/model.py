@@ -36,7 +36,8 @@ class Unit:
 
     ``location`` is a small JSON-able dict, one of:
     ``{"page": 5}``, ``{"slide": 3}``, ``{"sheet": "Sales", "rows": [2, 21]}``,
-    ``{"section": ["Setup", "Install"]}``, ``{"chapter": "Intro"}`` or ``{}``.
+    ``{"section": ["Setup", "Install"]}``, ``{"chapter": "Intro"}``, ``{"time": [750.0, 790.0]}``
+    (seconds into a recording) or ``{}``.
     ``prefix`` is repeated at the head of every chunk cut from this unit
     (a breadcrumb such as ``[Section: Setup > Install]`` or a CSV header row).
     ``flags`` carries per-unit facts such as ``"needs_ocr"``.
@@ -84,10 +85,14 @@ def location_label(location: dict | None) -> str:
     """Short words for where a passage sits (citations, search hits, prompts, cards).
 
     >>> [location_label(x) for x in ({"page": 5}, {"slide": 3}, {"sheet": "Sheet1", "rows": [2, 21]},
-    ...                              {"section": ["Setup", "Install"]}, {"chapter": "Loomings"}, {})]
-    ['p. 5', 'slide 3', 'Sheet1 rows 2–21', 'Setup › Install', 'Loomings', '']
+    ...                              {"section": ["Setup", "Install"]}, {"chapter": "Loomings"}, {},
+    ...                              {"time": [750.0, 790.2]}, {"time": [3599.6, 3725]})]
+    ['p. 5', 'slide 3', 'Sheet1 rows 2–21', 'Setup › Install', 'Loomings', '', '12:30–13:10', '59:59–1:02:05']
     """
     location = location or {}
+    if location.get("time"):
+        start, end = location["time"]
+        return f"{clock(start)}–{clock(end)}"
     if location.get("section"):
         return " › ".join(str(s) for s in location["section"])
     if "page" in location:
@@ -104,6 +109,17 @@ def location_label(location: dict | None) -> str:
             where += f" rows {first}–{last}" if first != last else f" row {first}"
         return where.strip()
     return ""
+
+
+def clock(seconds: float) -> str:
+    """A moment in a recording as a clock reads it, rounded down.
+
+    >>> clock(5), clock(750.9), clock(3725)
+    ('0:05', '12:30', '1:02:05')
+    """
+    s = max(0, int(seconds))
+    hours, minutes, secs = s // 3600, s // 60 % 60, s % 60
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def _copied(value):

@@ -31,7 +31,8 @@ BUCKETS = (
     "chunks",     # per source: the list of its chunks (text, location, span, hash)
     "index",      # the serialised search index
     "vectors",    # embedding cache: "<model>|<chunk hash>" -> float32 bytes
-    "ocr",        # OCR cache: "<file sha256>:<page>:<lang>" -> {text, confidence}; makes a cancelled OCR resumable
+    "ocr",        # OCR cache: "<file sha256>:<page>:<lang>" -> {text, confidence}; makes a cancelled OCR resumable;
+                  # and transcripts: "transcript:<file sha256>:<piece>" -> {text, start, end, pieces, silent}
     "chats",      # chat sessions
     "study",      # quizzes, decks, workshops, mind maps
     "progress",   # events, awarded badges

@@ -17,6 +17,7 @@ from typing import Callable
 
 from quire import ocr as ocr_pages
 from quire import originals
+from quire import transcripts
 from quire.chunking import chunk_units
 from quire.errors import QuireError, traceback_of
 from quire.extract import ExtractCancelled, ExtractError, read_steps
@@ -81,7 +82,7 @@ class Trainer:
                 try:
                     data = await _prefetched(lib.store, staged, i - 1, ahead)
                     trained, chunk_dicts = await self._train_one(record, step, cancelled, indexed, data)
-                except (TrainCancelled, ExtractCancelled, ocr_pages.OCRStopped) as exc:
+                except (TrainCancelled, ExtractCancelled, ocr_pages.OCRStopped, transcripts.TranscriptStopped) as exc:
                     raise TrainCancelled(f"Train was cancelled; nothing was changed ({exc})") from exc
                 except Exception as exc:  # MemoryError and reader bugs included: this file fails, the rest train
                     reason = str(exc) if isinstance(exc, ExtractError) else _unexpected(name, exc)
@@ -137,7 +138,7 @@ class Trainer:
 
     async def _train_one(self, record: dict, report: Progress, cancelled, done: dict[str, tuple[dict, list[dict]]],
                          data: bytes | None = None):
-        """Read, OCR, chunk and index one staged source: ``(trained record, chunk dicts)``.
+        """Read, OCR or transcribe, chunk and index one staged source: ``(trained record, chunk dicts)``.
 
         Raises whatever went wrong; the index is then left without this source's
         passages (``done``: the sources this Train has already indexed).  ``data``: its
@@ -173,6 +174,11 @@ class Trainer:
             except Exception as exc:  # one unreadable scan must not sink the file
                 _log.warning("OCR of %s failed", name, exc_info=True)
                 ocr_note = f"OCR failed ({exc}); scanned pages stay unsearchable"
+        if extraction.kind == "audio":
+            extraction.units, heard = await transcripts.read_recording(
+                record, data, lib.transcribe, lib.store, report=report, cancelled=cancelled)
+            extraction.warnings += heard.pop("warnings", [])
+            extraction.meta.update(heard)
         del data
         report({"stage": "chunk", "file": name, "units": len(extraction.units)})
         chunks = chunk_units(record["id"], extraction.units, lib.chunk_size, lib.overlap)
@@ -233,7 +239,7 @@ def _unit_count(extraction) -> int:
 
 
 def _unit_label(kind: str) -> str:
-    return {"pdf": "pages", "pptx": "slides", "xlsx": "sheets", "epub": "chapters"}.get(kind, "sections")
+    return {"pdf": "pages", "pptx": "slides", "xlsx": "sheets", "epub": "chapters", "audio": "pieces"}.get(kind, "sections")
 
 
 PREFETCH, PREFETCH_BYTES, PREFETCH_FILE = 200, 8 * 2**20, 256 * 2**10

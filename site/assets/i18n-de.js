@@ -193,8 +193,8 @@ QuireI18n.add('de', {
   "Welcome to Quire": "Willkommen bei Quire",
   "Your documents stay in this browser. Quire works in three steps:": "Deine Dokumente bleiben in diesem Browser. Quire arbeitet in drei Schritten:",
   "Add": "Hinzufügen",
-  " your documents: drop files or folders above (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, text).":
-    ": Dateien oder Ordner oben ablegen (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, Text).",
+  " your documents: drop files or folders above (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, text, recorded lectures in English).":
+    ": Dateien oder Ordner oben ablegen (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, Text, aufgezeichnete Vorlesungen auf Englisch).",
   "Train": "Trainieren",
   ": Quire reads them and builds its search index, here in the tab.": ": Quire liest sie und baut seinen Suchindex auf, hier im Tab.",
   "Search, ask and study": "Suchen, fragen und lernen",
@@ -793,10 +793,27 @@ QuireI18n.add('de', {
   "A kiosk goes back to its own library after every visit (the sample library, or the course it was built with), and everything else in this browser’s library is deleted. This library is kept until you decide. To keep it, open the kiosk in a browser profile of its own.":
     "Ein Kiosk kehrt nach jedem Besuch zu seiner eigenen Bibliothek zurück (der Beispielbibliothek oder dem Kurs, mit dem er gebaut wurde), und alles andere in der Bibliothek dieses Browsers wird gelöscht. Diese Bibliothek bleibt erhalten, bis du entscheidest. Um sie zu behalten, öffne den Kiosk in einem eigenen Browserprofil.",
   "Replace it and start the kiosk": "Ersetzen und den Kiosk starten",
+  // recorded lectures (assets/api-recordings.js, views/library.js)
+  "Image": "Bild",
+  "Recording": "Aufnahme",
+  "piece": ["Stück", "Stücke"],
+  "Recorded lectures (MP3, M4A, Ogg/Opus, WAV, WebM, MP4): English speech only": "Aufgezeichnete Vorlesungen (MP3, M4A, Ogg/Opus, WAV, WebM, MP4): nur englische Sprache",
+  "English speech only": "nur englische Sprache",
+  "transcribing: piece {piece} of {pieces}": "Transkription: Stück {piece} von {pieces}",
+  "transcribing": "Transkription",
+  "Speech transcription is not included in this copy of Quire (it was built with --no-voice).": "Die Transkription von Sprache ist in dieser Kopie von Quire nicht enthalten (sie wurde mit --no-voice gebaut).",
+  "this browser cannot decode it: it has no audio track, or its codec is not one this browser plays": "dieser Browser kann sie nicht dekodieren: Sie hat keine Tonspur, oder ihr Codec wird von diesem Browser nicht abgespielt",
 });
 
 /* The engine's messages (Python), matched whole; {name} takes any text and is itself translated when it is a known message. */
 QuireI18n.addEngine('de', {
+  // recorded lectures (quire/transcripts.py)
+  "no speech found in {name} (only silence, music or noise; Quire transcribes English speech)": "keine Sprache in {name} gefunden (nur Stille, Musik oder Rauschen; Quire transkribiert englische Sprache)",
+  "{name} does not sound like English speech; the speech engine (Whisper tiny.en) transcribes English only": "{name} klingt nicht nach englischer Sprache; die Spracherkennung (Whisper tiny.en) transkribiert nur Englisch",
+  "{n} of {total} pieces left out: no clear English speech there": "{n} von {total} Stücken ausgelassen: dort keine klare englische Sprache",
+  "could not transcribe {name}: {reason}": "{name} konnte nicht transkribiert werden: {reason}",
+  "speech transcription is not included in this copy of Quire (it was built without voice)": "die Transkription von Sprache ist in dieser Kopie von Quire nicht enthalten (sie wurde ohne Spracheingabe gebaut)",
+  "transcription stopped after {done} of {total} pieces of {name}; those are kept, and Train picks up from there": "Transkription nach {done} von {total} Stücken von {name} angehalten; diese bleiben erhalten, und das Training macht dort weiter",
   // a full disk (quire/store.py full_message)
   "The disk is full: {need} on this disk, or {remove}, then try again. Nothing was changed; everything saved before is still there.":
     "Der Datenträger ist voll: {need} auf diesem Datenträger freigeben oder {remove}, dann noch einmal versuchen. Nichts wurde geändert; alles bisher Gespeicherte ist noch da.",

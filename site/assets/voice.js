@@ -9,6 +9,7 @@
  *   QuireVoice.load({onProgress})            -> resolves when the engine is ready
  *   QuireVoice.transcribe(pcm16k)            -> {text, ms}   (Float32Array, 16 kHz mono)
  *   QuireVoice.toMono16k(audioBuffer)        -> Float32Array, resampled in the page
+ *   QuireVoice.silent(pcm16k)                -> true when nothing in it is loud enough to be speech
  *   QuireVoice.canCapture()                  -> false when this browser cannot record off the main thread
  *   var c = QuireVoice.capture()             (in the press handler: its AudioContext starts with the press)
  *   c.ready, then getUserMedia, then c.start(stream, {onRecorded: ms => …}) -> 'worklet' | 'recorder'
@@ -310,7 +311,7 @@
     return c;
   }
 
-  self.QuireVoice = { available: available, load: load, transcribe: transcribe, toMono16k: toMono16k, clean: clean, FILES: FILES,
+  self.QuireVoice = { available: available, load: load, transcribe: transcribe, silent: function (pcm) { return rms(pcm) < SILENCE_RMS; }, toMono16k: toMono16k, clean: clean, FILES: FILES,
                       canCapture: canCapture, capture: capture,
                       SAMPLE_RATE: SAMPLE_RATE, TEXT: TEXT };
 })();

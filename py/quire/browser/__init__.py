@@ -79,6 +79,7 @@ async def start() -> dict:
                                origin=str(js.self.origin), platform=_platform(), warm=False, defer_vectors=True,
                                secrets=KVSecrets())
     _engine.library.recognise = page.recognise
+    _engine.library.transcribe = page.transcribe
     _engine.events.subscribe(page.from_bus)  # badges earned reach the page as they happen
     lib = _engine.library
     return {"sources": len(_engine.sources()), "repaired": lib.repaired, "save": lib.needs_save, "merge": lib.merge_due}
@@ -128,7 +129,7 @@ async def _reload(engine) -> dict:
     if stored == engine.store.generation:
         return {"reloaded": False, "repaired": engine.library.repaired}
     old = engine.library
-    options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
+    options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise", "transcribe")}
     library = await Library.open(engine.store, repair="memory", defer_vectors=True, **options)
     await engine.store.load_mirror()  # another tab's chats and sets too, for a restore or a full disk
     engine.library, engine.store.generation = library, stored

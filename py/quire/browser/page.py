@@ -7,6 +7,7 @@
   detail.  The bridge passes the bus's ``PAGE_EVENTS`` on this way (badges earned), and the
   LLM transport notes each request it makes (``kind: "request"``, the privacy view's log).
 - ``recognise(...)``: OCR through the page, where Tesseract and the canvas live.
+- ``transcribe(...)``: a recording's pieces through the page, where WebAudio and Whisper live.
 """
 
 from __future__ import annotations
@@ -53,3 +54,24 @@ async def recognise(key: str, data: bytes, page, kind: str, lang: str) -> dict:
             return reply
         args["data"] = to_js(data)  # the page did not have this file yet
     raise RuntimeError("the page lost the file it was reading")
+
+
+async def transcribe(key: str, data: bytes, piece: int, piece_s: float) -> dict:
+    """``quire.transcripts.Transcribe`` through the page: it decodes the file once, resamples
+    piece ``piece`` to 16 kHz mono and has the voice worker transcribe it."""
+    from quire.extract.base import ExtractError
+    from quire.transcripts import TranscriptUnavailable
+
+    args = {"key": key, "data": None, "piece": piece, "pieceSeconds": piece_s}
+    for attempt in range(2):
+        try:
+            reply = (await js.quirePageCall("transcribe", js_value(args))).to_py()
+        except JsException as exc:
+            message = str(exc).split(": ", 1)[-1]
+            if "not included" in message:
+                raise TranscriptUnavailable(message) from None
+            raise ExtractError(message) from None  # this recording fails, with the page's reason
+        if not reply.get("needData"):
+            return reply
+        args["data"] = to_js(data)  # the page did not have this file yet
+    raise RuntimeError("the page lost the recording it was transcribing")

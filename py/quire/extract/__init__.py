@@ -51,6 +51,17 @@ SUPPORTED: dict[str, str] = {
     ".jpg": "image",
     ".jpeg": "image",
     ".text": "text",
+    # recordings: decoded in the page, transcribed by Whisper tiny.en (quire.transcripts)
+    ".mp3": "audio",
+    ".m4a": "audio",
+    ".aac": "audio",
+    ".ogg": "audio",
+    ".oga": "audio",
+    ".opus": "audio",
+    ".wav": "audio",
+    ".flac": "audio",
+    ".webm": "audio",
+    ".mp4": "audio",
 }
 
 # kind -> (module, function).  Imported on first use so that loading Quire
@@ -66,11 +77,13 @@ _READERS = {
     "html": ("quire.extract.htmlfile", "extract_html"),
     "text": ("quire.extract.text", "extract_text"),
     "image": ("quire.extract.image", "extract_image"),
+    "audio": ("quire.extract.audio", "extract_audio"),
 }
 _TAKES_LIMITS = {"pdf", "docx", "pptx", "xlsx", "epub"}
 _UNSUPPORTED = (
     "unsupported type {ext}; Quire reads PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), "
-    "CSV, Markdown, HTML, EPUB, plain text, and PNG or JPEG images (read by OCR)"
+    "CSV, Markdown, HTML, EPUB, plain text, PNG or JPEG images (read by OCR), and recordings "
+    "(MP3, M4A/AAC, Ogg/Opus, WAV, FLAC, WebM, MP4; English speech only)"
 )
 _OLD_OFFICE = {".doc": ".docx", ".ppt": ".pptx", ".xls": ".xlsx"}
 

@@ -194,7 +194,7 @@ async def import_vault(engine, data: bytes, mode: str = "merge", page: dict | No
         raise LibraryError(await _progress(engine).full_message("the imported vault", len(data))) from None
     stage("opening")
     old = engine.library
-    options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise")}
+    options = {k: getattr(old, k) for k in ("chunk_size", "overlap", "max_bytes", "recognise", "transcribe")}
     engine.library = await Library.open(store, **options)
     await engine.library.load_chunks()
     if hasattr(engine, "llm"):

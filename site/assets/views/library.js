@@ -16,7 +16,8 @@
     var drop = h('div', { class: 'dropzone', testid: 'dropzone', tabindex: '0', role: 'button',
       onclick: function () { fileInput.click(); }, onkeydown: function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); fileInput.click(); } } },
       h('strong', null, t('Drop documents or folders here')),
-      h('span', null, t('PDF, Word, PowerPoint, Excel, CSV, Markdown, HTML, EPUB, text')));
+      h('span', null, t('PDF, Word, PowerPoint, Excel, CSV, Markdown, HTML, EPUB, text')),
+      h('span', { class: 'muted small', testid: 'dropzone-recordings' }, t('Recorded lectures (MP3, M4A, Ogg/Opus, WAV, WebM, MP4): English speech only')));
     ['dragenter', 'dragover'].forEach(function (t) { drop.addEventListener(t, function (e) { e.preventDefault(); drop.classList.add('over'); }); });
     ['dragleave', 'drop'].forEach(function (t) { drop.addEventListener(t, function () { drop.classList.remove('over'); }); });
     drop.addEventListener('drop', function (e) { e.preventDefault(); QuireLibraryIO.filesFromDrop(e.dataTransfer).then(add); });
@@ -117,7 +118,7 @@
   }
 
   var LANG = { en: t('English'), de: t('German'), other: t('Other') };
-  var KIND = { pdf: 'PDF', docx: 'Word', pptx: 'PowerPoint', xlsx: 'Excel', csv: 'CSV', markdown: 'Markdown', html: 'HTML', epub: 'EPUB', text: t('Text') };
+  var KIND = { pdf: 'PDF', docx: 'Word', pptx: 'PowerPoint', xlsx: 'Excel', csv: 'CSV', markdown: 'Markdown', html: 'HTML', epub: 'EPUB', text: t('Text'), image: t('Image'), audio: t('Recording') };
 
   var ROW_BATCH = 150, renderToken = 0;
 
@@ -356,7 +357,7 @@
   }
 
   var STATUS = { staged: t('staged'), trained: t('trained'), failed: t('failed') };
-  var UNIT = { pages: 'page', slides: 'slide', sheets: 'sheet', chapters: 'chapter', sections: 'section' };
+  var UNIT = { pages: 'page', slides: 'slide', sheets: 'sheet', chapters: 'chapter', sections: 'section', pieces: 'piece' };
   function units(s) { return s.unit_label ? QuireUI.plural(s.units, UNIT[s.unit_label] || s.unit_label, s.unit_label) : QuireI18n.number(s.units); }
 
   function ocrNote(s) {
@@ -370,6 +371,7 @@
       note += ' · ' + t('{pages} not searchable', { pages: QuireUI.plural(s.needs_ocr_pages.length, 'scanned page') }) + (q.ocrAvailable() ? '' : ': ' + t('OCR is not included in this copy of Quire'));
     }
     if (s.force_ocr && s.status === 'staged') note += ' · ' + t('every page will be read by OCR');
+    if (s.kind === 'audio' && s.status === 'staged') note += ' · ' + t('English speech only');
     return note;
   }
 
@@ -417,6 +419,14 @@
         rows[e.file].textContent = e.file + ' — ' + t('OCR: page {page} of {pages}', { page: e.done + (e.done < e.pages ? 1 : 0), pages: e.pages }) + left;
         label.textContent = t('File {i} of {n}', { i: e.file_index, n: e.files }) + ': ' + t('reading scanned pages ({done} of {pages} done', { done: e.done, pages: e.pages }) + left + ')';
         label.dataset.testid = 'train-stage';
+        return;
+      }
+      if (e.stage === 'transcribe') {
+        rows[e.file] = rows[e.file] || files.appendChild(h('li', { dataset: { file: e.file } }));
+        var rest = e.eta_s ? ', ' + t('about {s} s left', { s: e.eta_s }) : '';
+        var heard = e.pieces ? t('transcribing: piece {piece} of {pieces}', { piece: e.done + (e.done < e.pieces ? 1 : 0), pieces: e.pieces }) : t('transcribing');
+        rows[e.file].textContent = e.file + ' — ' + heard + rest;
+        label.textContent = t('File {i} of {n}', { i: e.file_index, n: e.files }) + ': ' + heard + rest;
         return;
       }
       if (e.stage === 'embed') {

@@ -116,7 +116,7 @@ var QuireWelcome = (function () {
       h('h3', null, t('Welcome to Quire')),
       h('p', null, t('Your documents stay in this browser. Quire works in three steps:')),
       h('ol', { class: 'welcome-steps' },
-        h('li', null, h('strong', null, t('Add')), t(' your documents: drop files or folders above (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, text).')),
+        h('li', null, h('strong', null, t('Add')), t(' your documents: drop files or folders above (PDF, Word, PowerPoint, Excel, Markdown, HTML, EPUB, text, recorded lectures in English).')),
         h('li', null, h('strong', null, t('Train')), t(': Quire reads them and builds its search index, here in the tab.')),
         h('li', null, h('strong', null, t('Search, ask and study')), t(': answers with page citations, quizzes, flashcards, workshops and mind maps.'))),
       h('p', null, t('Not sure yet? Try it on two short sample documents first; one click removes them again.')),

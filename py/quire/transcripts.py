@@ -1,0 +1,136 @@
+"""Recordings during Train: the page decodes a recording and Whisper tiny.en transcribes it one
+piece (16-28 s, cut in a pause) at a time; each piece becomes a unit cited by its
+time span.
+
+The engine is injected: in the tab it is the page (``site/assets/api.js``'s ``transcribe`` page
+method, reached through ``quire.browser.page``); on CPython there is none and a recording fails
+with that reason.  Every piece is saved at once in the ``ocr`` bucket under
+``transcript:<sha256>:<piece>``, so a cancelled Train keeps its pieces and the next Train resumes.
+
+>>> units_of([{"text": "Cells divide.", "start": 0.0, "end": 26.4}, {"text": "", "start": 26.4, "end": 40.0}])
+[Unit(text='Cells divide.', location={'time': [0.0, 26.4]}, prefix='', flags=['transcript'])]
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Awaitable, Callable
+
+from quire.extract.base import ExtractError
+from quire.model import Unit
+
+# (file key, bytes, piece index, piece seconds) -> {text, start, end, pieces, silent}
+Transcribe = Callable[[str, bytes, int, float], Awaitable[dict]]
+
+PIECE_S = 22.0  # the page cuts in the longest pause of the 6 s before each multiple: pieces of 16-28 s, padded to one 30 s Whisper window
+MIN_WORDS = 3  # fewer in a whole recording is what Whisper makes of noise, not speech
+MIN_WORDS_FOR_LANGUAGE = 12  # a piece with fewer words says too little about its language
+MIN_ENGLISH_SHARE = 0.12  # English speech: 25-40% of its words are these; tiny.en hearing German: often far fewer
+MIN_DISTINCT_SHARE = 0.5  # a piece of English speech: 0.6-0.8 of its words distinct; tiny.en looping on
+                          # speech it cannot follow ("The Mid-Alkon Demon ..." for German): about 0.35
+ENGLISH_WORDS = frozenset(
+    "the of and a to in is it that this was for on are with as be at by not or from have has but an "
+    "they we you he she his her its their our your i what which who when where there these those can "
+    "will would do does did so if then than all one no about into more also how".split())
+
+
+class TranscriptUnavailable(ExtractError):
+    """The bundle was built without voice, or the engine could not start."""
+
+
+class TranscriptStopped(Exception):
+    """Cancelled between pieces; the pieces transcribed so far are saved."""
+
+
+def cache_key(sha256: str, piece: int) -> str:
+    return f"transcript:{sha256}:{piece}"
+
+
+def english_share(text: str) -> float:
+    """The share of words that are common English words.
+
+    >>> english_share("The cell is the unit of life"), english_share("Die Zelle ist die Einheit")
+    (0.5714285714285714, 0.0)
+    """
+    words = re.findall(r"[a-z']+", text.lower())
+    return sum(w in ENGLISH_WORDS for w in words) / len(words) if words else 0.0
+
+
+def sounds_english(text: str) -> bool:
+    """Whether a piece's transcript reads like English speech, not what tiny.en makes of another
+    language (few English words, or the same few words in a loop).  Short pieces pass.
+
+    >>> sounds_english("The cell divides into two cells, and each of them has the same genes as the first one.")
+    True
+    >>> sounds_english("The Mid-Alkon Demon Leas. The Mid-Alkon Demon my life. On the Mid-Alkon Demon thean of the Mid-Alkon Demon.")
+    False
+    """
+    words = re.findall(r"[a-z']+", text.lower())
+    if len(words) < MIN_WORDS_FOR_LANGUAGE:
+        return True
+    return english_share(text) >= MIN_ENGLISH_SHARE and len(set(words)) / len(words) >= MIN_DISTINCT_SHARE
+
+
+def units_of(pieces: list[dict]) -> list[Unit]:
+    """One unit per piece that has words, located by its span in seconds."""
+    return [Unit(text=p["text"].strip(), location={"time": [round(p["start"], 1), round(p["end"], 1)]},
+                 flags=["transcript"]) for p in pieces if p["text"].strip()]
+
+
+async def read_recording(record: dict, data: bytes, transcribe: Transcribe | None, store, *,
+                         report=None, cancelled=None) -> tuple[list[Unit], dict]:
+    """Every piece's text, from the cache or the page: ``(units, meta)``.
+
+    Raises ``TranscriptStopped`` on cancel (what was read is in the cache), and ``ExtractError``
+    (this file fails) when there is no engine, the browser cannot decode it, nothing in it is
+    speech, or it does not sound like English."""
+    report = report or (lambda e: None)
+    name = record["name"]
+    if transcribe is None:
+        raise TranscriptUnavailable("speech transcription is not included in this copy of Quire "
+                                    "(it was built without voice)")
+    pieces: list[dict] = []
+    total, n = None, 0
+    spent, fresh = 0.0, 0
+    while total is None or n < total:
+        eta = round(spent / fresh * (total - n)) if fresh and total else None
+        report({"stage": "transcribe", "file": name, "done": n, "pieces": total, "eta_s": eta})
+        if cancelled and cancelled():
+            raise TranscriptStopped(f"transcription stopped after {n} of {total} pieces of {name}; "
+                                    "those are kept, and Train picks up from there")
+        key = cache_key(record["sha256"], n)
+        piece = await store.get("ocr", key)
+        if piece is None:
+            started = time.monotonic()
+            try:
+                reply = await transcribe(record["sha256"], data, n, PIECE_S)
+            except TranscriptUnavailable:
+                raise
+            except ExtractError as exc:  # the page's reason: no audio track, a codec it cannot decode
+                raise ExtractError(f"could not transcribe {name}: {exc}") from None
+            spent += time.monotonic() - started
+            fresh += 1
+            piece = {"text": str(reply.get("text") or "").strip(), "start": float(reply["start"]),
+                     "end": float(reply["end"]), "pieces": int(reply["pieces"]), "silent": bool(reply.get("silent"))}
+            await store.commit([("ocr", key, piece)])  # at once: a closed tab keeps this piece
+        total = piece["pieces"]
+        pieces.append(piece)
+        n += 1
+    report({"stage": "transcribe", "file": name, "done": total, "pieces": total, "eta_s": 0})
+    heard = [p for p in pieces if p["text"]]
+    strange = [p for p in heard if not sounds_english(p["text"])]
+    if heard and len(strange) * 2 > len(heard):
+        raise ExtractError(f"{name} does not sound like English speech; the speech engine "
+                           "(Whisper tiny.en) transcribes English only")
+    units = units_of([p for p in pieces if p not in strange])
+    text = " ".join(u.text for u in units)
+    words = len(re.findall(r"[A-Za-z]{2,}", text))
+    if words < MIN_WORDS:  # Whisper hears "you" or "Thank you." in noise
+        raise ExtractError(f"no speech found in {name} (only silence, music or noise; "
+                           "Quire transcribes English speech)")
+    duration = pieces[-1]["end"] if pieces else 0.0
+    meta = {"duration_s": round(duration, 1), "pieces": total, "words": words}
+    if strange:
+        meta["warnings"] = [f"{len(strange)} of {total} pieces left out: no clear English speech there"]
+    return units, meta
