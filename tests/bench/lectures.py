@@ -233,12 +233,100 @@ def run_tab(p, url: str, name: str, path: Path, audio_s: float, tmp: Path) -> di
     }
 
 
+# Stage and Train, cancelled once the first piece is transcribed: the whole file is decoded for
+# that piece, so the part of memory that grows with length is in (``--long``).
+FIRST_PIECE = """async ([name]) => {
+  const out = window.__run = {events: []};
+  const t0 = out.t0 = performance.now();
+  await quire.stage([{name, data: window.__bytes}]);
+  window.__bytes = null;
+  out.staged = performance.now();
+  const stop = new AbortController();
+  out.message = await quire.train({signal: stop.signal, onProgress: e => {
+    out.events.push({t: performance.now(), stage: e.stage, done: e.done});
+    if (e.stage === 'transcribe' && e.done >= 1) stop.abort(); }}).then(() => 'finished', err => String(err && err.message || err));
+  out.stopped = performance.now();
+  return true;
+}"""
+
+
+def run_long(p, url: str, name: str, path: Path, audio_s: float, tmp: Path) -> dict:
+    """Memory of a long recording's decode and first piece, then Cancel."""
+    profile = tmp / f"profile-{name}"
+    ctx = p.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    sampler = Sampler(profile)
+    sampler.start()
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(1_500_000)
+        page.goto(url)
+        wait_ready(page)
+        page.evaluate(WRAP)
+        time.sleep(2)
+        idle = [s for s in sampler.samples if s["mark"] == "idle"]
+        page.evaluate(PUT, base64.b64encode(path.read_bytes()).decode())
+        sampler.mark = "train"
+        page.evaluate(FIRST_PIECE, [name])
+        sampler.mark = "after"
+        run = page.evaluate("window.__run")
+        pieces = page.evaluate("window.__pieces")
+    finally:
+        sampler.stop_at = time.monotonic()
+        sampler.join()
+        ctx.close()
+    during = [s for s in sampler.samples if s["mark"] == "train"]
+    t0 = run["t0"]
+    return {"file": path.name, "file_bytes": path.stat().st_size, "audio_seconds": audio_s, "message": run["message"],
+            "stage_seconds": (run["staged"] - t0) / 1000,
+            "stage_to_first_piece_seconds": (min(x["t1"] for x in pieces) - t0) / 1000 if pieces else None,
+            "first_piece_method_seconds": (pieces[0]["t1"] - pieces[0]["t0"]) / 1000 if pieces else None,
+            "stage_to_stopped_seconds": (run["stopped"] - t0) / 1000,
+            "idle_rss_bytes": max((s["rss"] for s in idle), default=None),
+            "idle_pss_bytes": max((s["pss"] for s in idle), default=None),
+            "peak_rss_bytes": max((s["rss"] for s in during), default=None),
+            "peak_pss_bytes": max((s["pss"] for s in during), default=None),
+            "memory_samples": len(during), "progress_events": run["events"][:4]}
+
+
+def long_only(args) -> int:
+    """``--long M``: an M-minute lecture decoded and its first piece transcribed, then Cancel;
+    added to the result file as ``long``."""
+    from playwright.sync_api import sync_playwright
+
+    loads = [provenance.load()]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        clips = sentence_clips(tmp)
+        opus, _, seconds, wav = make_lecture(tmp, args.long, clips)
+        wav.unlink()
+        server = StaticServer(args.dist).start()
+        try:
+            with sync_playwright() as p:
+                print(f"tab, first piece only: {opus.name} ({seconds:.0f} s, {opus.stat().st_size / 1e6:.1f} MB) ...", flush=True)
+                row = run_long(p, server.url, opus.name, opus, seconds, tmp)
+        finally:
+            server.stop()
+    loads.append(provenance.load())
+    row["load"] = loads
+    row["machine"] = provenance.machine()
+    print(f"{row['file']}: stage to first piece {row['stage_to_first_piece_seconds']:.1f} s; peak RSS "
+          f"{row['peak_rss_bytes'] / 1e6:.0f} MB, PSS {row['peak_pss_bytes'] / 1e6:.0f} MB (idle {row['idle_rss_bytes'] / 1e6:.0f} / "
+          f"{row['idle_pss_bytes'] / 1e6:.0f} MB); {row['message'][:120]}")
+    result = json.loads(args.out.read_text())
+    result["long"] = row
+    args.out.write_text(json.dumps(result, indent=1))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dist", type=Path)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "lectures.json")
     parser.add_argument("--minutes", type=float, nargs="+", default=[10, 3])
+    parser.add_argument("--long", type=float, help="only: this many minutes, decoded and first piece, memory (needs --dist)")
     args = parser.parse_args()
+    if args.long:
+        return long_only(args)
     from playwright.sync_api import sync_playwright
 
     machine, loads = provenance.machine(), [provenance.load()]
