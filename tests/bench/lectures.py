@@ -285,7 +285,10 @@ def run_long(p, url: str, name: str, path: Path, audio_s: float, tmp: Path) -> d
             "idle_pss_bytes": max((s["pss"] for s in idle), default=None),
             "peak_rss_bytes": max((s["rss"] for s in during), default=None),
             "peak_pss_bytes": max((s["pss"] for s in during), default=None),
-            "memory_samples": len(during), "progress_events": run["events"][:4]}
+            "memory_samples": len(during), "progress_events": run["events"][:4],
+            # the samples from staging on: seconds since the first, MB RSS, MB PSS (every 0.5 s)
+            "memory_timeline": [(round(s["t"] - during[0]["t"], 1), round(s["rss"] / 1e6), round(s["pss"] / 1e6))
+                                for s in sampler.samples if s["mark"] != "idle" and during]}
 
 
 def long_only(args) -> int:
