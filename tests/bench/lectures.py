@@ -2,6 +2,11 @@
 and trained in headless Chromium through window.quire, against faster-whisper on CPython.
 
     python tests/bench/lectures.py [--dist DIR] [--out FILE] [--minutes 10 3]
+    python tests/bench/lectures.py --dist DIR --long 90    # then: memory of a 90-minute file
+
+The second form stages an M-minute lecture, lets Train decode it and transcribe its first piece,
+cancels, and adds the memory timeline to the existing result file as "long" (run it after the
+first form, which rewrites the file).
 
 Per recording it measures: Train seconds / audio seconds (real-time factor) and, from wrappers
 around the page's ``_pageMethods.transcribe`` and ``QuireVoice.transcribe``, the seconds spent
