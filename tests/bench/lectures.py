@@ -1,0 +1,402 @@
+"""Recorded-lecture benchmark (issue 28): a ~10-minute and a ~3-minute English recording staged
+and trained in headless Chromium through window.quire, against faster-whisper on CPython.
+
+    python tests/bench/lectures.py [--dist DIR] [--out FILE] [--minutes 10 3]
+    python tests/bench/lectures.py --dist DIR --long 90    # then: memory of a 90-minute file
+
+The second form stages an M-minute lecture, lets Train decode it and transcribe its first piece,
+cancels, and adds the memory timeline to the existing result file as "long" (run it after the
+first form, which rewrites the file).
+
+Per recording it measures: Train seconds / audio seconds (real-time factor) and, from wrappers
+around the page's ``_pageMethods.transcribe`` and ``QuireVoice.transcribe``, the seconds spent
+in Whisper alone; the peak memory of the tab's Chromium processes (sum of RSS, and of PSS from
+/proc/PID/smaps_rollup, of the browser process and all its children, sampled every 0.5 s while
+Train runs); the time from ``quire.stage`` to the first ``quire.search`` hit for the opening
+sentence (polled once a second while Train runs) and to the first transcribed piece; and the
+word error rate of the tab's transcript and of faster-whisper's (same tiny.en weights, one
+thread, greedy) against the known script.
+
+The recording: espeak-ng speaks a unique opening sentence and the sentences of
+tests/test_lectures_browser.py, laid end to end with 1.2 s gaps, repeated until the length is
+reached, then ffmpeg encodes it to Opus at 64 kb/s (as the browser test does).  The CPython
+reference transcribes ffmpeg's 16 kHz decoding of that same Opus file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "py"))
+sys.path.insert(0, str(HERE.parent))
+
+import build  # noqa: E402
+import provenance  # noqa: E402
+import voice_clips  # noqa: E402
+from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer, wait_ready  # noqa: E402
+from test_lectures_browser import GAP_S, RATE, SENTENCES  # noqa: E402
+
+OPENING = "Welcome to this lecture about living cells and the rocks of our planet."
+PHRASE = "welcome lecture living cells rocks planet"
+
+# Page side, before staging: every piece the page transcribes is timed (whole page method, and
+# Whisper alone), and Train's progress events are kept with their time.
+WRAP = """() => {
+  window.__pieces = []; window.__whisper = [];
+  const real = quire._pageMethods.transcribe;
+  quire._pageMethods.transcribe = (a) => {
+    const t0 = performance.now();
+    return Promise.resolve(real(a)).then(r => {
+      if (!r.needData) window.__pieces.push({piece: a.piece, t0, t1: performance.now(), text: r.text,
+                                             start: r.start, end: r.end, silent: r.silent});
+      return r;
+    });
+  };
+  const whisper = QuireVoice.transcribe;
+  QuireVoice.transcribe = (pcm) => {
+    const t0 = performance.now();
+    return Promise.resolve(whisper(pcm)).then(r => { window.__whisper.push({t0, t1: performance.now(), ms: r && r.ms}); return r; });
+  };
+}"""
+PUT = "(b64) => { window.__bytes = Uint8Array.fromBase64(b64); }"
+# Stage, Train, and poll search for the opening sentence once a second until Train ends.
+RUN = """async ([name, phrase]) => {
+  const out = window.__run = {events: [], polls: [], done: false};
+  const t0 = out.t0 = performance.now();
+  await quire.stage([{name, data: window.__bytes}]);
+  window.__bytes = null;
+  out.staged = performance.now();
+  const train = quire.train({onProgress: e => out.events.push({t: performance.now(), stage: e.stage, done: e.done, total: e.total})})
+    .then(c => { out.counts = c; }, err => { out.error = String(err && err.message || err); })
+    .finally(() => { out.trained = performance.now(); out.done = true; });
+  (async () => {
+    while (!out.done && out.first_hit === undefined) {
+      const a = performance.now();
+      let hits = [];
+      try { hits = await quire.search(phrase, {k: 5}); } catch (e) { out.search_error = String(e); }
+      const b = performance.now();
+      out.polls.push({t: a, ms: b - a, hit: hits.some(h => h.source === name)});
+      if (hits.some(h => h.source === name)) { out.first_hit = b; break; }
+      await new Promise(r => setTimeout(r, 1000));
+    }
+  })();
+  await train;
+  const a = performance.now();
+  const hits = await quire.search(phrase, {k: 5});
+  out.after = {t: performance.now(), ms: performance.now() - a, hit: hits.some(h => h.source === name),
+               top: hits.slice(0, 1).map(h => [h.source, h.location_label, h.text.slice(0, 80)])};
+  if (out.first_hit === undefined && out.after.hit) out.first_hit = out.after.t;
+  return true;
+}"""
+
+
+def make_lecture(folder: Path, minutes: float, clips: list[tuple[str, np.ndarray]]) -> tuple[Path, str, float]:
+    """``(opus file, script, seconds)``: the opening, then the sentences over and over, 1.2 s apart."""
+    target = minutes * 60
+    audio, said, at = [np.zeros(int(RATE * 0.8), np.float32)], [], 0.8
+    i = 0
+    while at < target:
+        text, clip = clips[0] if i == 0 else clips[1 + (i - 1) % (len(clips) - 1)]
+        audio += [clip, np.zeros(int(RATE * GAP_S), np.float32)]
+        said.append(text)
+        at += len(clip) / RATE + GAP_S
+        i += 1
+    wav = folder / f"lecture-{minutes:g}min.wav"
+    voice_clips.write_wav(wav, np.concatenate(audio))
+    opus = wav.with_suffix(".opus")
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-i", str(wav), "-c:a", "libopus", "-b:a", "64k", str(opus)], check=True)
+    return opus, " ".join(said), at, wav
+
+
+def sentence_clips(folder: Path) -> list[tuple[str, np.ndarray]]:
+    out = []
+    for i, text in enumerate([OPENING] + SENTENCES):
+        raw, wav = folder / f"s{i}.raw.wav", folder / f"s{i}.wav"
+        subprocess.run(["espeak-ng", "-s", "150", "-w", str(raw), text], check=True)
+        subprocess.run(["sox", str(raw), "-r", str(RATE), "-c", "1", "-b", "16", str(wav)], check=True)
+        out.append((text, voice_clips.read_wav(wav)))
+    return out
+
+
+class Sampler(threading.Thread):
+    """Sum of RSS and PSS of the Chromium started with ``profile`` and all its children, every 0.5 s."""
+
+    def __init__(self, profile: Path):
+        super().__init__(daemon=True)
+        self.flag, self.samples, self.stop_at = f"--user-data-dir={profile}", [], None
+        self.mark = "idle"
+
+    def root(self):
+        for p in psutil.process_iter(["cmdline", "ppid"]):
+            cmd = p.info["cmdline"] or []
+            if self.flag in cmd and not any(c.startswith("--type=") for c in cmd):
+                return p
+        return None
+
+    def sample(self):
+        root = self.root()
+        if root is None:
+            return None
+        rss = pss = 0
+        procs = [root] + root.children(recursive=True)
+        for p in procs:
+            try:
+                rss += p.memory_info().rss
+                with open(f"/proc/{p.pid}/smaps_rollup") as f:
+                    for line in f:
+                        if line.startswith("Pss:"):
+                            pss += int(line.split()[1]) * 1024
+                            break
+            except (psutil.NoSuchProcess, FileNotFoundError, ProcessLookupError, PermissionError):
+                pass
+        return {"t": time.monotonic(), "rss": rss, "pss": pss, "procs": len(procs), "mark": self.mark}
+
+    def run(self):
+        while self.stop_at is None:
+            s = self.sample()
+            if s:
+                self.samples.append(s)
+            time.sleep(0.5)
+
+
+def run_tab(p, url: str, name: str, path: Path, audio_s: float, tmp: Path) -> dict:
+    profile = tmp / f"profile-{name}"
+    ctx = p.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    sampler = Sampler(profile)
+    sampler.start()
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(1_500_000)
+        page.goto(url)
+        wait_ready(page)
+        page.evaluate(WRAP)
+        time.sleep(2)
+        idle = [s for s in sampler.samples if s["mark"] == "idle"]
+        page.evaluate(PUT, base64.b64encode(path.read_bytes()).decode())
+        sampler.mark = "train"
+        page.evaluate(RUN, [name, PHRASE])
+        sampler.mark = "after"
+        run = page.evaluate("window.__run")
+        pieces = page.evaluate("window.__pieces")
+        whisper = page.evaluate("window.__whisper")
+        sources = page.evaluate("quire.sources()")
+        time.sleep(1)
+    finally:
+        sampler.stop_at = time.monotonic()
+        sampler.join()
+        ctx.close()
+    t0 = run["t0"]
+    train_s = (run["trained"] - run["staged"]) / 1000
+    whisper_s = sum(w["t1"] - w["t0"] for w in whisper) / 1000
+    first_piece = min((x["t1"] for x in pieces), default=None)
+    during = [s for s in sampler.samples if s["mark"] == "train"]
+    pieces.sort(key=lambda x: x["piece"])
+    return {
+        "file": path.name, "file_bytes": path.stat().st_size, "audio_seconds": audio_s,
+        "status": [s.get("status") for s in sources], "counts": run.get("counts"), "error": run.get("error"),
+        "stage_seconds": (run["staged"] - t0) / 1000, "train_seconds": train_s, "train_rtf": train_s / audio_s,
+        "whisper_calls": len(whisper), "whisper_seconds": whisper_s, "whisper_rtf": whisper_s / audio_s,
+        "first_whisper_call_seconds": (whisper[0]["t1"] - whisper[0]["t0"]) / 1000 if whisper else None,
+        "worker_ms_seconds": sum(w["ms"] or 0 for w in whisper) / 1000,  # the voice worker's own figure (r.ms), when it gives one
+        "whisper_call_seconds": [round((w["t1"] - w["t0"]) / 1000, 2) for w in whisper],
+        "pieces": len(pieces),
+        "search_after_train": run.get("after"),
+        "search_hit_only_after_train": bool(run.get("first_hit")) and run["first_hit"] >= run["trained"],
+        "piece_method_seconds": sum(x["t1"] - x["t0"] for x in pieces) / 1000,
+        "stage_to_first_piece_seconds": (first_piece - t0) / 1000 if first_piece else None,
+        "stage_to_first_search_hit_seconds": (run["first_hit"] - t0) / 1000 if run.get("first_hit") else None,
+        "stage_to_trained_seconds": (run["trained"] - t0) / 1000,
+        "search_polls": len(run["polls"]), "search_poll_ms_max": max((x["ms"] for x in run["polls"]), default=None),
+        "search_polls_detail": run["polls"][:5] + run["polls"][-3:],
+        "search_error": run.get("search_error"),
+        "progress_events": run["events"][:3] + run["events"][-3:], "progress_event_count": len(run["events"]),
+        "transcribe_progress_events": [e for e in run["events"] if e["stage"] == "transcribe"][:3],
+        "idle_rss_bytes": max((s["rss"] for s in idle), default=None),
+        "idle_pss_bytes": max((s["pss"] for s in idle), default=None),
+        "peak_rss_bytes": max((s["rss"] for s in during), default=None),
+        "peak_pss_bytes": max((s["pss"] for s in during), default=None),
+        "memory_samples": len(during), "max_processes": max((s["procs"] for s in during), default=None),
+        "text": " ".join(x["text"].strip() for x in pieces),
+        "piece_spans": [(round(x["start"], 1), round(x["end"], 1)) for x in pieces],
+    }
+
+
+# Stage and Train, cancelled once the first piece is transcribed: the whole file is decoded for
+# that piece, so the part of memory that grows with length is in (``--long``).
+FIRST_PIECE = """async ([name]) => {
+  const out = window.__run = {events: []};
+  const t0 = out.t0 = performance.now();
+  await quire.stage([{name, data: window.__bytes}]);
+  window.__bytes = null;
+  out.staged = performance.now();
+  const stop = new AbortController();
+  out.message = await quire.train({signal: stop.signal, onProgress: e => {
+    out.events.push({t: performance.now(), stage: e.stage, done: e.done});
+    if (e.stage === 'transcribe' && e.done >= 1) stop.abort(); }}).then(() => 'finished', err => String(err && err.message || err));
+  out.stopped = performance.now();
+  return true;
+}"""
+
+
+def run_long(p, url: str, name: str, path: Path, audio_s: float, tmp: Path) -> dict:
+    """Memory of a long recording's decode and first piece, then Cancel."""
+    profile = tmp / f"profile-{name}"
+    ctx = p.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    sampler = Sampler(profile)
+    sampler.start()
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(1_500_000)
+        page.goto(url)
+        wait_ready(page)
+        page.evaluate(WRAP)
+        time.sleep(2)
+        idle = [s for s in sampler.samples if s["mark"] == "idle"]
+        page.evaluate(PUT, base64.b64encode(path.read_bytes()).decode())
+        sampler.mark = "train"
+        page.evaluate(FIRST_PIECE, [name])
+        sampler.mark = "after"
+        run = page.evaluate("window.__run")
+        pieces = page.evaluate("window.__pieces")
+    finally:
+        sampler.stop_at = time.monotonic()
+        sampler.join()
+        ctx.close()
+    during = [s for s in sampler.samples if s["mark"] == "train"]
+    t0 = run["t0"]
+    return {"file": path.name, "file_bytes": path.stat().st_size, "audio_seconds": audio_s, "message": run["message"],
+            "stage_seconds": (run["staged"] - t0) / 1000,
+            "stage_to_first_piece_seconds": (min(x["t1"] for x in pieces) - t0) / 1000 if pieces else None,
+            "first_piece_method_seconds": (pieces[0]["t1"] - pieces[0]["t0"]) / 1000 if pieces else None,
+            "stage_to_stopped_seconds": (run["stopped"] - t0) / 1000,
+            "idle_rss_bytes": max((s["rss"] for s in idle), default=None),
+            "idle_pss_bytes": max((s["pss"] for s in idle), default=None),
+            "peak_rss_bytes": max((s["rss"] for s in during), default=None),
+            "peak_pss_bytes": max((s["pss"] for s in during), default=None),
+            "memory_samples": len(during), "progress_events": run["events"][:4],
+            # the samples from staging on: seconds since the first, MB RSS, MB PSS (every 0.5 s)
+            "memory_timeline": [(round(s["t"] - during[0]["t"], 1), round(s["rss"] / 1e6), round(s["pss"] / 1e6))
+                                for s in sampler.samples if s["mark"] != "idle" and during]}
+
+
+def long_only(args) -> int:
+    """``--long M``: an M-minute lecture decoded and its first piece transcribed, then Cancel;
+    added to the result file as ``long``."""
+    from playwright.sync_api import sync_playwright
+
+    loads = [provenance.load()]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        clips = sentence_clips(tmp)
+        opus, _, seconds, wav = make_lecture(tmp, args.long, clips)
+        wav.unlink()
+        server = StaticServer(args.dist).start()
+        try:
+            with sync_playwright() as p:
+                print(f"tab, first piece only: {opus.name} ({seconds:.0f} s, {opus.stat().st_size / 1e6:.1f} MB) ...", flush=True)
+                row = run_long(p, server.url, opus.name, opus, seconds, tmp)
+        finally:
+            server.stop()
+    loads.append(provenance.load())
+    row["load"] = loads
+    row["machine"] = provenance.machine()
+    print(f"{row['file']}: stage to first piece {row['stage_to_first_piece_seconds']:.1f} s; peak RSS "
+          f"{row['peak_rss_bytes'] / 1e6:.0f} MB, PSS {row['peak_pss_bytes'] / 1e6:.0f} MB (idle {row['idle_rss_bytes'] / 1e6:.0f} / "
+          f"{row['idle_pss_bytes'] / 1e6:.0f} MB); {row['message'][:120]}")
+    result = json.loads(args.out.read_text())
+    result["long"] = row
+    args.out.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dist", type=Path)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "lectures.json")
+    parser.add_argument("--minutes", type=float, nargs="+", default=[10, 3])
+    parser.add_argument("--long", type=float, help="only: this many minutes, decoded and first piece, memory (needs --dist)")
+    args = parser.parse_args()
+    if args.long:
+        return long_only(args)
+    from playwright.sync_api import sync_playwright
+
+    machine, loads = provenance.machine(), [provenance.load()]
+    t_start = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        dist = args.dist
+        if dist is None:
+            dist = tmp / "dist"
+            assert build.main(["--dist", str(dist)]) == 0
+        clips = sentence_clips(tmp)
+        lectures = {f"lecture-{m:g}min.opus": make_lecture(tmp, m, clips) for m in args.minutes}
+        pins = tomllib.load(open(ROOT / "pyproject.toml", "rb"))["tool"]["quire"]["voice"]
+        model = voice_clips.model_dir(build.DEFAULT_CACHE / "downloads" / pins["model_file"], tmp / "ct2")
+        decoded = {}
+        for name, (opus, _, _, _) in lectures.items():
+            wav = tmp / (name + ".16k.wav")
+            subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-i", str(opus), "-ac", "1", "-ar", "16000", str(wav)], check=True)
+            decoded[name] = wav
+        loads.append(provenance.load())
+        print("CPython reference (faster-whisper, 1 thread) ...", flush=True)
+        reference = voice_clips.reference_transcripts(model, decoded, threads=1)
+        reference_wav = voice_clips.reference_transcripts(model, {n: v[3] for n, v in lectures.items()}, threads=1)
+        loads.append(provenance.load())
+        server = StaticServer(dist).start()
+        tab = {}
+        try:
+            with sync_playwright() as p:
+                for name, (opus, _, seconds, _) in lectures.items():
+                    print(f"tab: {name} ({seconds:.0f} s) ...", flush=True)
+                    tab[name] = run_tab(p, server.url, name, opus, seconds, tmp)
+                    loads.append(provenance.load())
+        finally:
+            server.stop()
+    rows = []
+    print(f"{'file':20} {'audio s':>7} {'train s':>7} {'RTF':>5} {'whisper RTF':>11} {'py RTF':>6} {'1st hit s':>9} "
+          f"{'1st piece s':>11} {'peak RSS MB':>11} {'peak PSS MB':>11} {'idle RSS MB':>11} {'WER tab':>7} {'WER py':>6}")
+    for name, (opus, script, seconds, _) in lectures.items():
+        t, r = tab[name], reference[name]
+        row = {**t, "cpython_seconds": r["seconds"], "cpython_audio_seconds": r["audio_seconds"],
+               "cpython_rtf": r["seconds"] / r["audio_seconds"], "cpython_text": r["text"],
+               "tab_wer": voice_clips.corpus_wer([script], [t["text"]]),
+               "cpython_wer": voice_clips.corpus_wer([script], [r["text"]]),
+               "cpython_wav_wer": voice_clips.corpus_wer([script], [reference_wav[name]["text"]]),
+               "cpython_wav_rtf": reference_wav[name]["seconds"] / reference_wav[name]["audio_seconds"],
+               "cpython_wav_text": reference_wav[name]["text"],
+               "script_words": len(voice_clips.words(script)), "script": script}
+        rows.append(row)
+        mb = lambda b: f"{b / 1e6:11.0f}" if b else f"{'-':>11}"  # noqa: E731
+        hit = f"{t['stage_to_first_search_hit_seconds']:9.1f}" if t["stage_to_first_search_hit_seconds"] else f"{'-':>9}"
+        fp = f"{t['stage_to_first_piece_seconds']:11.1f}" if t["stage_to_first_piece_seconds"] else f"{'-':>11}"
+        print(f"{name:20} {seconds:7.1f} {t['train_seconds']:7.1f} {t['train_rtf']:5.2f} {t['whisper_rtf']:11.2f} "
+              f"{row['cpython_rtf']:6.2f} {hit} {fp} {mb(t['peak_rss_bytes'])} {mb(t['peak_pss_bytes'])} "
+              f"{mb(t['idle_rss_bytes'])} {row['tab_wer']:7.3f} {row['cpython_wer']:6.3f} {row['cpython_wav_wer']:6.3f}")
+    result = {"machine": {**machine, "platform": platform.platform()}, "load": loads,
+              "wall_seconds": time.monotonic() - t_start, "phrase": PHRASE, "recordings": rows,
+              "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; wall {result['wall_seconds']:.0f} s")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
