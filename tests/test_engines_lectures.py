@@ -1,5 +1,5 @@
 """Recorded lectures (issue 28) in Firefox ESR and WebKitGTK (Safari's engine), over http and from
-file://: a short espeak-ng lecture is staged through ``window.quire``, transcribed during Train by
+file://: a 31 s espeak-ng lecture of six sentences (two pieces) is staged through ``window.quire``, transcribed during Train by
 Whisper tiny.en in the page, and every sentence is found by search in a passage whose time span
 holds the moment it was said (within 2 s); a video with no sound track and undecodable bytes fail
 alone, with the app's reason.
@@ -32,7 +32,7 @@ from voice_clips import read_wav, write_wav
 
 pytestmark = pytest.mark.browser
 
-SAID = SENTENCES[:4]  # about 24 s with the gaps: two pieces
+SAID = SENTENCES[:6]  # about 31 s with the gaps: two pieces, so a span must point into the recording
 LECTURE = {"firefox": "lecture.opus", "webkit": "lecture.mp3"}  # Ogg/Opus and MP3 (both decode either)
 FORMATS = ("sentence.wav", "sentence.mp3", "sentence.opus", "sentence.webm", "sentence.m4a", "sentence.flac")
 UNDECODABLE = "this browser cannot decode it: it has no audio track, or its codec is not one this browser plays"
@@ -101,12 +101,13 @@ def test_a_lecture_trains_and_every_sentence_is_found_at_its_moment(name, mode, 
     for f in FORMATS:
         assert isinstance(decoded[f], (int, float)) and abs(decoded[f] - decoded["sentence.wav"]) < 0.1, (f, decoded)
     assert counts["added"] == 1 and counts["failed"] == 2, (counts, sources)
-    assert sources[recording]["status"] == "trained" and sources[recording]["units"] == pieces, sources[recording]
+    assert pieces == 2 and sources[recording]["status"] == "trained" and sources[recording]["units"] == pieces, sources[recording]
     for text, start, end in said:
         hit = next((h for h in hits[text] if h["source"] == recording), None)
         assert hit is not None, f"{text!r} not found in {recording}, which says {heard}"
         first, last = hit["location"]["time"]
         assert first - SLACK_S <= start and end <= last + SLACK_S, (text, start, end, hit["location"], hit["text"])
+        assert last - first < said[-1][2], hit["location"]  # a piece's span, not the whole recording
         assert "–" in hit["location_label"] and ":" in hit["location_label"]
     assert sources["muted.webm"]["error"].startswith(f"could not transcribe muted.webm: {UNDECODABLE}"), sources["muted.webm"]
     assert sources["broken.mp3"]["error"].startswith(f"could not transcribe broken.mp3: {UNDECODABLE}"), sources["broken.mp3"]
