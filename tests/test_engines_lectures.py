@@ -2,14 +2,13 @@
 file://: a 31 s espeak-ng lecture of six sentences (two pieces) is staged through ``window.quire``, transcribed during Train by
 Whisper tiny.en in the page, and every sentence is found by search in a passage whose time span
 holds the moment it was said (within 2 s); a video with no sound track and undecodable bytes fail
-alone, with the app's reason.
+alone, with the app's reason, which names the formats every supported browser decodes.
 
 Which formats each engine's ``decodeAudioData`` takes is asserted first, on one sentence: both
 decode WAV, MP3, Ogg/Opus, WebM/Opus, M4A/AAC and FLAC here (Firefox ESR 153, WebKitGTK 2.50 with
 GStreamer), so the lecture goes to Firefox as Ogg/Opus and to WebKit as MP3, and the "cannot
-decode" path is shown with a picture-only WebM and with bytes that are no format at all.  The
-app's message for those names neither the format nor the browser ("this browser cannot decode it:
-it has no audio track, or its codec is not one this browser plays"), and that is what is asserted.
+decode" path is shown with a picture-only WebM and with bytes that are no format at all; the
+app's message names the file and the formats all three browsers decode, to convert to.
 
 The recording helpers (sentences, gaps, slack, staging) are tests/test_lectures_browser.py's.
 """
@@ -35,7 +34,8 @@ pytestmark = pytest.mark.browser
 SAID = SENTENCES[:6]  # about 31 s with the gaps: two pieces, so a span must point into the recording
 LECTURE = {"firefox": "lecture.opus", "webkit": "lecture.mp3"}  # Ogg/Opus and MP3 (both decode either)
 FORMATS = ("sentence.wav", "sentence.mp3", "sentence.opus", "sentence.webm", "sentence.m4a", "sentence.flac")
-UNDECODABLE = "this browser cannot decode it: it has no audio track, or its codec is not one this browser plays"
+UNDECODABLE = ("this browser cannot decode it: it has no audio track, or its codec is not one this browser plays. Chromium, Firefox and Safari all decode MP3, "
+               "M4A (AAC), Ogg or WebM (Opus), WAV and FLAC: convert the recording to one of them")
 
 DECODE = """async (files) => { const out = {};
   for (const [name, data] of Object.entries(files)) {

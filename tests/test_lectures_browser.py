@@ -179,6 +179,8 @@ def test_m4a_and_mp4_train_while_silence_german_a_mute_video_and_bad_bytes_each_
         assert f"no speech found in {name}" in sources[name]["error"]
     assert sources["muted.webm"]["error"].startswith("could not transcribe muted.webm: this browser cannot decode it: it has no audio track")
     assert sources["broken.mp3"]["error"].startswith("could not transcribe broken.mp3: this browser cannot decode it")
+    assert sources["broken.mp3"]["error"].endswith("Chromium, Firefox and Safari all decode MP3, M4A (AAC), Ogg or WebM (Opus), "
+                                                   "WAV and FLAC: convert the recording to one of them")
     assert "german.mp3 does not sound like English speech" in sources["german.mp3"]["error"]
     assert sources["notes.txt"]["status"] == "trained"
     hits = page.evaluate("(q) => quire.search(q)", SENTENCES[0])

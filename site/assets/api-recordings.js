@@ -21,7 +21,7 @@
 
   var TEXT = {
     notIncluded: t('Speech transcription is not included in this copy of Quire (it was built with --no-voice).'),
-    undecodable: t('this browser cannot decode it: it has no audio track, or its codec is not one this browser plays'),
+    undecodable: t('this browser cannot decode it: it has no audio track, or its codec is not one this browser plays. Chromium, Firefox and Safari all decode MP3, M4A (AAC), Ogg or WebM (Opus), WAV and FLAC: convert the recording to one of them'),
   };
 
   var current = { key: null, bytes: null, audio: null };  // the recording being transcribed

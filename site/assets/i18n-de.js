@@ -802,7 +802,7 @@ QuireI18n.add('de', {
   "transcribing: piece {piece} of {pieces}": "Transkription: Stück {piece} von {pieces}",
   "transcribing": "Transkription",
   "Speech transcription is not included in this copy of Quire (it was built with --no-voice).": "Die Transkription von Sprache ist in dieser Kopie von Quire nicht enthalten (sie wurde mit --no-voice gebaut).",
-  "this browser cannot decode it: it has no audio track, or its codec is not one this browser plays": "dieser Browser kann sie nicht dekodieren: Sie hat keine Tonspur, oder ihr Codec wird von diesem Browser nicht abgespielt",
+  "this browser cannot decode it: it has no audio track, or its codec is not one this browser plays. Chromium, Firefox and Safari all decode MP3, M4A (AAC), Ogg or WebM (Opus), WAV and FLAC: convert the recording to one of them": "dieser Browser kann sie nicht dekodieren: Sie hat keine Tonspur, oder ihr Codec wird von diesem Browser nicht abgespielt. Chromium, Firefox und Safari dekodieren alle MP3, M4A (AAC), Ogg oder WebM (Opus), WAV und FLAC: Wandeln Sie die Aufnahme in eines davon um",
 });
 
 /* The engine's messages (Python), matched whole; {name} takes any text and is itself translated when it is a known message. */
