@@ -1,5 +1,5 @@
-"""Recorded lectures (issue 28) in Firefox ESR and WebKitGTK (Safari's engine), over http and from
-file://: a 31 s espeak-ng lecture of six sentences (two pieces) is staged through ``window.quire``, transcribed during Train by
+"""Recorded lectures (issue 28) in Firefox ESR (over http) and WebKitGTK (Safari's engine, from
+file://): a 31 s espeak-ng lecture of six sentences (two pieces) is staged through ``window.quire``, transcribed during Train by
 Whisper tiny.en in the page, and every sentence is found by search in a passage whose time span
 holds the moment it was said (within 2 s); a video with no sound track and undecodable bytes fail
 alone, with the app's reason, which names the formats every supported browser decodes.
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from conftest import copy_dist
-from engines import ENGINES, missing, open_engine
+from engines import missing, open_engine
 from quire.transcripts import PIECE_S
 from test_lectures_browser import GAP_S, RATE, SENTENCES, SLACK_S, STAGE, b64
 from voice_clips import read_wav, write_wav
@@ -74,8 +74,10 @@ def lecture(tmp_path_factory):
     return folder, said, math.ceil(at / PIECE_S)
 
 
-@pytest.mark.parametrize("mode", ["http", "file"])
-@pytest.mark.parametrize("name", ENGINES)
+# Firefox over http and WebKit from file:// (the USB-stick copy): Chromium's test_lectures_browser.py
+# covers both ways, and all four pairs passed when this file was written (2026-12-06); two keep the
+# suite under its 30 minutes.
+@pytest.mark.parametrize("name,mode", [("firefox", "http"), ("webkit", "file")])
 def test_a_lecture_trains_and_every_sentence_is_found_at_its_moment(name, mode, lecture, built_dist, serve, tmp_path):
     why = missing(name)
     if why:
