@@ -20,14 +20,12 @@ import json
 import math
 import subprocess
 
-import numpy as np
 import pytest
 
 from conftest import copy_dist
 from engines import missing, open_engine
 from quire.transcripts import PIECE_S
-from test_lectures_browser import GAP_S, RATE, SENTENCES, SLACK_S, STAGE, b64
-from voice_clips import read_wav, write_wav
+from test_lectures_browser import SENTENCES, SLACK_S, STAGE, b64, spoken_lecture
 
 pytestmark = pytest.mark.browser
 
@@ -49,21 +47,8 @@ def lecture(tmp_path_factory):
     """``(folder, [(sentence, start_s, end_s)], pieces)``: lecture.wav/.mp3/.opus, the first
     sentence as sentence.wav/.mp3/.opus/.webm/.m4a/.flac, and muted.webm (a picture, no sound)."""
     folder = tmp_path_factory.mktemp("lecture-engines")
-    audio, said, at = [np.zeros(int(RATE * 0.8), np.float32)], [], 0.8
-    for i, text in enumerate(SAID):
-        raw, wav = folder / f"s{i}.raw.wav", folder / f"s{i}.wav"
-        subprocess.run(["espeak-ng", "-s", "150", "-w", str(raw), text], check=True)
-        subprocess.run(["sox", str(raw), "-r", str(RATE), "-c", "1", "-b", "16", str(wav)], check=True)
-        clip = read_wav(wav)
-        said.append((text, at, at + len(clip) / RATE))
-        audio += [clip, np.zeros(int(RATE * GAP_S), np.float32)]
-        at += len(clip) / RATE + GAP_S
-    write_wav(folder / "lecture.wav", np.concatenate(audio))
+    said, at = spoken_lecture(folder, SAID)
     ffmpeg = ["ffmpeg", "-loglevel", "error", "-y", "-i"]
-    subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-ac", "2", "-ar", "44100", "-b:a", "96k",
-                             str(folder / "lecture.mp3")], check=True)
-    subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-c:a", "libopus", "-b:a", "64k",
-                             str(folder / "lecture.opus")], check=True)
     s0 = str(folder / "s0.wav")
     subprocess.run(["cp", s0, str(folder / "sentence.wav")], check=True)
     for name, codec in (("sentence.mp3", ["-ac", "2", "-ar", "44100", "-b:a", "96k"]), ("sentence.opus", ["-c:a", "libopus"]),

@@ -52,13 +52,12 @@ COUNT_PIECES = """() => { window.__pieces = [];
   }); }"""
 
 
-@pytest.fixture(scope="module")
-def lecture(tmp_path_factory):
-    """``(folder, [(sentence, start_s, end_s)], pieces)``: lecture.wav/.mp3/.opus, silence.opus,
-    silence.webm and muted.webm (video), german.mp3, sentence.m4a and sentence.mp4 in folder, and how many pieces the lecture (about 67 s) is transcribed in."""
-    folder = tmp_path_factory.mktemp("lecture")
+def spoken_lecture(folder: Path, sentences) -> tuple[list, float]:
+    """``sentences`` spoken by espeak-ng one after another (s0.wav, s1.wav, … in ``folder``) with
+    GAP_S between them, as lecture.wav, lecture.mp3 (44.1 kHz stereo) and lecture.opus (48 kHz,
+    64 kb/s: the page resamples and mixes down itself) -> ([(sentence, start_s, end_s)], length_s)."""
     audio, said, at = [np.zeros(int(RATE * 0.8), np.float32)], [], 0.8
-    for i, text in enumerate(SENTENCES):
+    for i, text in enumerate(sentences):
         raw, wav = folder / f"s{i}.raw.wav", folder / f"s{i}.wav"
         subprocess.run(["espeak-ng", "-s", "150", "-w", str(raw), text], check=True)
         subprocess.run(["sox", str(raw), "-r", str(RATE), "-c", "1", "-b", "16", str(wav)], check=True)
@@ -67,12 +66,21 @@ def lecture(tmp_path_factory):
         audio += [clip, np.zeros(int(RATE * GAP_S), np.float32)]
         at += len(clip) / RATE + GAP_S
     write_wav(folder / "lecture.wav", np.concatenate(audio))
-    # 44.1 kHz stereo MP3 and 48 kHz Opus: the page resamples and mixes down itself.
     ffmpeg = ["ffmpeg", "-loglevel", "error", "-y", "-i"]
     subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-ac", "2", "-ar", "44100", "-b:a", "96k",
                              str(folder / "lecture.mp3")], check=True)
     subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-c:a", "libopus", "-b:a", "64k",
                              str(folder / "lecture.opus")], check=True)
+    return said, at
+
+
+@pytest.fixture(scope="module")
+def lecture(tmp_path_factory):
+    """``(folder, [(sentence, start_s, end_s)], pieces)``: lecture.wav/.mp3/.opus, silence.opus,
+    silence.webm and muted.webm (video), german.mp3, sentence.m4a and sentence.mp4 in folder, and how many pieces the lecture (about 67 s) is transcribed in."""
+    folder = tmp_path_factory.mktemp("lecture")
+    said, at = spoken_lecture(folder, SENTENCES)
+    ffmpeg = ["ffmpeg", "-loglevel", "error", "-y", "-i"]
     subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", str(folder / "silence.wav"), "trim", "0", "40"], check=True)
     # Video: a silent sound track beside the picture, and a picture with no sound track at all.
     video = ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=160x120:d=20:r=10"]
