@@ -84,7 +84,10 @@ def test_library_journey(name, mode, server, built_dist, tmp_path):
         b.goto(url_of(mode, server, built_dist))
         status = b.wait_ready()
         assert status["mode"] == mode and status["error"] is None
-        assert status["versions"]["numpy"] and status["versions"]["dense_kernel"] in ("wasm-simd", "numpy")
+        # The fast boot, both ways in each engine (the embedder sessions run one way each):
+        # the build's memory snapshot, numpy's libraries linked ahead, dense search in WebAssembly SIMD.
+        assert "snapshot-restored" in status["marks"] and status["versions"]["dense_kernel"] == "wasm-simd", status
+        assert status["marks"]["dynlibs-linked"] <= status["marks"]["numpy-imported"], status["marks"]
         sources = {s["name"]: s for s in trained(b)}
         assert {n: s["status"] for n, s in sources.items()} == dict.fromkeys(FILES, "trained")
         assert list(sources["c02-22.pdf"]["ocr"]) == ["1"]  # the scan was read by OCR, in this engine

@@ -1,4 +1,5 @@
-"""Voice input in Firefox ESR and WebKitGTK (Safari's engine), over http and from file:// (issue 23).
+"""Voice input in Firefox ESR (over http) and WebKitGTK (Safari's engine, over http and from
+file://) (issue 23).
 
 One page per engine and mode records three ways:
 
@@ -29,7 +30,7 @@ import json
 import pytest
 
 from conftest import copy_dist
-from engines import ENGINES, missing, open_engine
+from engines import missing, open_engine
 import voice_clips
 
 pytestmark = pytest.mark.browser
@@ -117,8 +118,11 @@ CAPTURE = {("webkit", "http"): "worklet", ("webkit", "file"): "recorder",
            ("firefox", "http"): "recorder", ("firefox", "file"): "recorder"}
 
 
-@pytest.mark.parametrize("mode", ["http", "file"])
-@pytest.mark.parametrize("name", ENGINES)
+# WebKit both ways (it records differently over http and from disk), Firefox once: it records with
+# MediaRecorder both ways, and its file:// session passed when this test was written (the suite's
+# 30 minutes could no longer afford it: docs/testing.md, "How long the suite takes").
+@pytest.mark.parametrize(("name", "mode"), [("firefox", "http"), ("webkit", "http"), ("webkit", "file")],
+                         ids=["firefox-http", "webkit-http", "webkit-file"])
 def test_voice_question_in_each_engine(name, mode, built_dist, serve, tmp_path):
     why = missing(name)
     if why:

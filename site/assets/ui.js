@@ -88,7 +88,9 @@ var QuireUI = (function () {
       var button = h('button', { type: 'button', class: 'toast-copy', testid: 'copy-details', onclick: function () { copyDetails(note, button, report); } }, t('Copy details'));
       text.appendChild(button);
     }
+    if (mainEl && !settling) mainHeight = mainEl.clientHeight;  // as it was before the first toast of this task
     box.appendChild(note);
+    settleAfterToast();
     if (kind !== 'error') setTimeout(function () { note.remove(); }, 6000);
     return note;
   }
@@ -113,23 +115,32 @@ var QuireUI = (function () {
   /* Toasts take their own strip above the status bar, so <main> gets shorter when one comes,
    * and what sat at its bottom edge would slide out of sight (a flashcard's rating buttons on a
    * phone).  The control the person is working with, the focused one, stays in view: when
-   * <main> shrinks and the focused element was in view before, <main> scrolls just enough. */
-  function keepFocusInView(main) {
-    if (!main || typeof ResizeObserver !== 'function') return;
-    var height = main.clientHeight;
-    new ResizeObserver(function () {
-      var before = height;
-      height = main.clientHeight;
-      var el = document.activeElement;
-      if (height >= before || !el || el === main || !main.contains(el)) return;
-      var top = main.getBoundingClientRect().top + main.clientTop;
-      var box = el.getBoundingClientRect();
-      var hidden = box.bottom - (top + height);
-      // Only what was in view before, and only as far as its top stays in view.
-      if (hidden > 0 && box.bottom <= top + before + 1 && box.top >= top) main.scrollTop += Math.min(hidden + 8, box.top - top);
-    }).observe(main);
+   * <main> shrinks and the focused element was in view before, <main> scrolls just enough.
+   * toast() settles this itself, in a microtask (after its caller has added an icon, before the
+   * next frame); a ResizeObserver catches any other shrink.  WebKit under load once delivered the
+   * observer's note only after the frame in which the toasts were drawn. */
+  var mainEl = document.querySelector('main');
+  var mainHeight = mainEl ? mainEl.clientHeight : 0;
+  function keepFocusInView() {
+    var main = mainEl;
+    if (!main) return;
+    var before = mainHeight;
+    var height = mainHeight = main.clientHeight;
+    var el = document.activeElement;
+    if (height >= before || !el || el === main || !main.contains(el)) return;
+    var top = main.getBoundingClientRect().top + main.clientTop;
+    var box = el.getBoundingClientRect();
+    var hidden = box.bottom - (top + height);
+    // Only what was in view before, and only as far as its top stays in view.
+    if (hidden > 0 && box.bottom <= top + before + 1 && box.top >= top) main.scrollTop += Math.min(hidden + 8, box.top - top);
   }
-  keepFocusInView(document.querySelector('main'));
+  var settling = false;
+  function settleAfterToast() {
+    if (settling) return;
+    settling = true;
+    Promise.resolve().then(function () { settling = false; keepFocusInView(); });
+  }
+  if (mainEl && typeof ResizeObserver === 'function') new ResizeObserver(keepFocusInView).observe(mainEl);
 
   /* ---- views: one <section data-view="name"> each, chosen by the URL hash ---- */
   var views = {};
