@@ -1,7 +1,8 @@
 """Recorded lectures (issue 28) in Firefox ESR (over http) and WebKitGTK (Safari's engine, from
 file://): a 31 s espeak-ng lecture of six sentences (two pieces) is staged through ``window.quire``, transcribed during Train by
 Whisper tiny.en in the page, and every sentence is found by search in a passage whose time span
-holds the moment it was said (within 2 s); a video with no sound track and undecodable bytes fail
+holds the moment it was said (within 2 s), and the passage dialog's play button starts the
+recording at that passage's first second; a video with no sound track and undecodable bytes fail
 alone, with the app's reason, which names the formats every supported browser decodes.
 
 Which formats each engine's ``decodeAudioData`` takes is asserted first, on one sentence: both
@@ -40,6 +41,30 @@ DECODE = """async (files) => { const out = {};
     try { out[name] = (await new OfflineAudioContext(1, 1, 16000).decodeAudioData(Uint8Array.fromBase64(data).buffer)).duration; }
     catch (e) { out[name] = String(e && e.name || e); } }
   return out; }"""
+
+# The passage dialog of a cited transcript passage: press its play button and wait for the
+# recording to seek to the passage's first second (or fail): what the media element says then.
+PLAY = """async ([chunk, text]) => {
+  const got = {};
+  const seen = new Promise(resolve => {
+    const note = e => {
+      if (!e.target.dataset || e.target.dataset.testid !== 'recording') return;
+      got.src = e.target.src.slice(0, 5);
+      got.duration = e.target.duration;
+      if (e.type === 'seeked') got.seeked = e.target.currentTime; else got.error = String(e.target.error && e.target.error.message);
+      resolve();
+    };
+    document.addEventListener('seeked', note, true);  // media events do not bubble
+    document.addEventListener('error', note, true);
+  });
+  QuirePassage.open(chunk, text);
+  let button;
+  while (!(button = document.querySelector('[data-testid=play-recording]'))) await new Promise(r => setTimeout(r, 50));
+  got.button = button.textContent;
+  button.click();
+  await seen;
+  document.querySelector('[data-testid=passage-close]').click();
+  return got; }"""
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +107,9 @@ def test_a_lecture_trains_and_every_sentence_is_found_at_its_moment(name, mode, 
         heard = [c["text"] for c in b.run("async (id) => quire.chunks(id)", sources[recording]["id"])] \
             if sources[recording]["status"] == "trained" else []
         hits = {text: b.run("async (q) => quire.search(q, {k: 20})", text) for text, _, _ in said}
+        # A cited moment plays: the passage dialog's button, pressed, loads the recording and seeks.
+        cited = next((h for h in hits[said[-1][0]] if h["source"] == recording), None)
+        played = b.run(PLAY, [cited["chunk_id"], said[-1][0]]) if cited else None
     print(json.dumps({"engine": b.version, "mode": mode, "decoded": decoded, "counts": counts, "heard": heard}))
 
     # Every format tried decodes to the sentence's length (about 3.7 s; MP3 and AAC pad a little).
@@ -96,5 +124,9 @@ def test_a_lecture_trains_and_every_sentence_is_found_at_its_moment(name, mode, 
         assert first - SLACK_S <= start and end <= last + SLACK_S, (text, start, end, hit["location"], hit["text"])
         assert last - first < said[-1][2], hit["location"]  # a piece's span, not the whole recording
         assert "–" in hit["location_label"] and ":" in hit["location_label"]
+    assert played["src"] == "blob:" and "error" not in played, played
+    assert played["seeked"] == pytest.approx(cited["location"]["time"][0], abs=0.05), (played, cited["location"])
+    assert played["duration"] == pytest.approx(said[-1][2], abs=2.0), played  # the whole recording, not a piece
+    assert played["button"] == "Play the recording from " + cited["location_label"].split("–")[0], played
     assert sources["muted.webm"]["error"].startswith(f"could not transcribe muted.webm: {UNDECODABLE}"), sources["muted.webm"]
     assert sources["broken.mp3"]["error"].startswith(f"could not transcribe broken.mp3: {UNDECODABLE}"), sources["broken.mp3"]

@@ -138,7 +138,49 @@ def test_every_sentence_is_found_in_the_passage_spanning_its_moment(lecture, con
         first, last = hit["location"]["time"]
         assert first - SLACK_S <= start and end <= last + SLACK_S, (text, start, end, hit["location"], hit["text"])
         assert "–" in hit["location_label"] and ":" in hit["location_label"]
+    # A cited moment plays: the passage dialog's button loads the recording as it was added and
+    # starts it at the passage's first second.
+    mp3 = sources["lecture.mp3"]
+    assert page.evaluate("id => quire.recording(id).then(f => [f.name, f.type, f.size])", mp3["id"]) == [
+        "lecture.mp3", "audio/mpeg", (folder / "lecture.mp3").stat().st_size]
+    text = said[len(said) // 2][0]
+    hit = next(h for h in page.evaluate("(q) => quire.search(q, {k: 20})", text) if h["source"] == "lecture.mp3")
+    played = play_from_dialog(page, text)
+    assert played["seeked"] == pytest.approx(hit["location"]["time"][0], abs=0.05), (played, hit["location"])
+    assert played["src"].startswith("blob:") and played["playing"], played
+    assert played["button"] == "Play the recording from " + hit["location_label"].split("–")[0], played
     assert not page_log.errors, page_log.errors
+
+
+PLAYED = """() => { window.__played = new Promise(resolve => {
+    const got = {};
+    const note = e => {
+      if (e.target.dataset.testid !== 'recording') return;
+      if (e.type === 'seeked' && got.seeked === undefined) got.seeked = e.target.currentTime;
+      if (e.type === 'playing') got.playing = true;
+      if (e.type === 'error') got.error = String(e.target.error && e.target.error.message);
+      got.src = e.target.src;
+      if (got.seeked !== undefined && (got.playing || got.error)) resolve(got);
+    };
+    for (const type of ['seeked', 'playing', 'error']) document.addEventListener(type, note, true);  // (media events do not bubble)
+}); }"""
+
+
+def play_from_dialog(page, text: str) -> dict:
+    """Search for ``text`` in the Search view, open the first hit's passage and press its play
+    button: {seeked, playing, src, button} (media events, caught as they happen)."""
+    page.get_by_test_id("nav-search").click()
+    page.get_by_test_id("search-input").fill(text)
+    page.get_by_test_id("search-button").click()
+    page.get_by_test_id("open-passage").first.click()
+    button = page.get_by_test_id("play-recording")
+    label = button.inner_text()
+    page.evaluate(PLAYED)
+    button.click()
+    out = page.evaluate("window.__played")
+    out["button"] = label
+    page.get_by_test_id("passage-close").click()
+    return out
 
 
 def test_cancel_keeps_transcribed_pieces_and_train_resumes(lecture, context, built_dist, serve, page_log):
@@ -161,6 +203,14 @@ def test_cancel_keeps_transcribed_pieces_and_train_resumes(lecture, context, bui
     for text, start, end in said:  # and every sentence found at its moment, as from the MP3 above
         first, last = page.evaluate("(q) => quire.search(q)", text)[0]["location"]["time"]
         assert first - SLACK_S <= start and end <= last + SLACK_S, (text, start, end, first, last)
+    # With originals no longer kept, a cited moment says why it cannot play.
+    assert page.evaluate("quire.setKeepOriginals(false)")["removed"] == 1
+    page.get_by_test_id("nav-search").click()
+    page.get_by_test_id("search-input").fill(said[0][0])
+    page.get_by_test_id("search-button").click()
+    page.get_by_test_id("open-passage").first.click()
+    page.get_by_test_id("play-recording").click()
+    assert "did not keep the recording" in page.get_by_test_id("recording-not-kept").inner_text()
     assert not page_log.errors, page_log.errors
 
 

@@ -1,6 +1,7 @@
 """Library: staging, Train with change detection, atomic commits, bad input, removal, reopening."""
 
 import asyncio
+import base64
 import io
 import zipfile
 
@@ -258,6 +259,22 @@ def test_language_override_retokenizes_the_source():
         assert q.sources()[0]["language"] == "en"
         assert await q.search("Haus") == []  # English stems no longer fold Häuser -> haus
         assert [h["source"] for h in await q.search("Häuser")] == ["haus.md"]
+    run(go())
+
+
+def test_recording_gives_the_bytes_as_added_while_originals_are_kept_and_none_after():
+    # What the passage dialog plays a cited moment from (window.quire.recording).
+    async def go():
+        q = await open_quire()
+        data = md("A", "Kept original.") * 5000
+        rec = await q.stage("a.md", data)
+        await q.train()
+        got = await q.call("recording", rec["id"])
+        assert got["name"] == "a.md" and base64.b64decode(got["base64"]) == data
+        await q.set_keep_originals(False)
+        assert await q.call("recording", rec["id"]) is None
+        with pytest.raises(LibraryError, match="no source with id"):
+            await q.call("recording", "gone")
     run(go())
 
 

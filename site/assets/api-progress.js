@@ -162,14 +162,6 @@
 
   /* ---------------- the vault ---------------- */
 
-  function fromBase64(b64) {
-    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(b64);
-    var bin = atob(b64);
-    var out = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-    return out;
-  }
-
   /* The page's settings for a vault: its quire.* keys, but not the ones that only record this
    * browser's state (open tabs, a torn storage log, the last library change). */
   var STATE_KEY = /^quire\.(session\.|storageTorn$|libraryChanged$)/;
@@ -184,7 +176,7 @@
   /** exportVault() -> File: sources and originals, index and vectors, chats, study items with FSRS state, progress, settings */
   q.exportVault = function () {
     return q._call('exportVault', [pageSettings()]).then(function (r) {
-      var file = new File([fromBase64(r.base64)], r.name, { type: 'application/zip' });
+      var file = new File([q._fromBase64(r.base64)], r.name, { type: 'application/zip' });
       fire('quire:vault-exported', { name: r.name, bytes: r.bytes, counts: r.counts });
       return file;
     });
@@ -201,7 +193,7 @@
     files.forEach(function (f) { payload.set(f.bytes, at); at += f.bytes.length; });
     var sizes = files.map(function (f) { return [f.name, f.bytes.length]; });
     return q._call('vaultOfFiles', [sizes, (opts && opts.category) || null], { payload: payload }).then(function (r) {
-      var file = new File([fromBase64(r.base64)], 'quire-vault.quire', { type: 'application/zip' });
+      var file = new File([q._fromBase64(r.base64)], 'quire-vault.quire', { type: 'application/zip' });
       file.ids = r.ids;
       return file;
     });

@@ -5,6 +5,7 @@
  *
  *   quire._pageMethods.transcribe({key, data, piece, pieceSeconds})
  *     -> {text, start, end, pieces, silent}  or  {needData: true} when the page lacks this file
+ *   quire.recording(sourceId) -> File or null: the recording as added, for playing a cited moment
  *
  * Pieces end in the longest pause of the QUIET_S before each multiple of pieceSeconds, so a word is rarely cut in two; the same file always gives the same pieces,
  * which is what lets a cancelled Train resume from the engine's cache.  Only the file being
@@ -128,6 +129,19 @@
     }, function (err) {
       current = { key: null, bytes: null, audio: null };
       throw err;
+    });
+  };
+  /* Media types by extension, so the browser knows what it plays (video files play in <video>). */
+  var TYPES = { mp3: 'audio/mpeg', m4a: 'audio/mp4', aac: 'audio/aac', ogg: 'audio/ogg', oga: 'audio/ogg', opus: 'audio/ogg',
+    wav: 'audio/wav', flac: 'audio/flac', webm: 'video/webm', mp4: 'video/mp4', m4v: 'video/mp4', mov: 'video/quicktime' };
+
+  /** recording(sourceId) -> a File of the recording as it was added (to play a cited moment), or
+   * null when this browser does not keep originals (Settings: Keep original files). */
+  q.recording = function (sourceId) {
+    return q._call('recording', [sourceId]).then(function (r) {
+      if (!r) return null;
+      var ext = ((/\.([a-z0-9]+)$/i.exec(r.name) || [])[1] || '').toLowerCase();
+      return new File([q._fromBase64(r.base64)], r.name, { type: TYPES[ext] || 'application/octet-stream' });
     });
   };
 })();

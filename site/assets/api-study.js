@@ -60,12 +60,7 @@
   /** Save {filename, mime, text | base64 | blob} through a Blob and an <a download> click. */
   q.download = function (file) {
     var blob = file.blob;
-    if (!blob && file.base64 != null) {
-      var bin = atob(file.base64);
-      var bytes = new Uint8Array(bin.length);
-      for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-      blob = new Blob([bytes], { type: file.mime });
-    }
+    if (!blob && file.base64 != null) blob = new Blob([q._fromBase64(file.base64)], { type: file.mime });
     if (!blob) blob = new Blob([file.text], { type: (file.mime || 'text/plain') + ';charset=utf-8' });
     var url = URL.createObjectURL(blob);
     var a = document.createElement('a');

@@ -16,6 +16,15 @@
 
   function isFile(x) { return typeof File !== 'undefined' && x instanceof File; }
 
+  /* Bytes the engine sent as base64 (a vault, a download, a recording), for a File or Blob. */
+  q._fromBase64 = function (b64) {
+    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(b64);
+    var bin = atob(b64);
+    var out = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  };
+
   /* Stage one thing: a File, {name, text}, {name, data}, or a URL string. */
   function stageOne(input, opts) {
     var category = opts.category || null;

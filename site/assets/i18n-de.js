@@ -342,6 +342,11 @@ QuireI18n.add('de', {
   "orders only": "nur zum Sortieren",
   "Passage": "Textstelle",
   "Loading the whole page…": "Die ganze Seite wird geladen…",
+  "Loading the recording…": "Die Aufnahme wird geladen…",
+  "Play the recording from {time}": "Aufnahme ab {time} abspielen",
+  "{name} from {time}": "{name} ab {time}",
+  "This browser did not keep the recording, so it cannot be played here. Settings → “Keep original files in this browser” keeps the next ones.": "Dieser Browser hat die Aufnahme nicht behalten, daher kann sie hier nicht abgespielt werden. Einstellungen → „Originaldateien in diesem Browser behalten“ behält die nächsten.",
+  "This browser cannot play {name}; its transcript is below.": "Dieser Browser kann {name} nicht abspielen; das Transkript steht unten.",
 
   // ---- ask (views/chat.js)
   "The model server is not running": "Der Modellserver läuft nicht",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 
 async def _train(engine, ctx):
     return await engine.train(progress=ctx.emit, cancelled=ctx.cancelled)
@@ -27,6 +29,16 @@ async def _stage_many(engine, ctx, sizes, category=None, language=None, max_byte
     return await engine.stage_many(files, category=category, language=language)
 
 
+async def _recording(engine, ctx, source_id):
+    """A recording as it was added, to play a cited moment: ``{name, base64}``, or None when
+    this library does not keep originals (Settings).  A source that is gone: LibraryError."""
+    source = engine.library.source(source_id)
+    data = await engine.original(source_id)
+    if data is None:
+        return None
+    return {"name": source["name"], "base64": base64.b64encode(data).decode("ascii")}
+
+
 METHODS = {
     "stage": _stage,
     "stageMany": _stage_many,
@@ -47,5 +59,6 @@ METHODS = {
     "chunks": lambda engine, ctx, source_id: engine.chunks(source_id),
     "search": lambda engine, ctx, query, k=7, scope=None: engine.search(query, k=k, scope=scope),
     "passage": lambda engine, ctx, chunk_id, query="": engine.passage(chunk_id, query),
+    "recording": _recording,
     "usage": lambda engine, ctx: engine.usage(),
 }

@@ -235,6 +235,7 @@
       title.textContent = placeOf({ source: p.source.name, location_label: p.location_label });
       QuireUI.fill(body, before, h('mark', { class: 'passage', testid: 'passage-mark' }, inside), after);
       status.remove();
+      if (p.chunk.location && p.chunk.location.time) body.before(player(p, dialog));
       body.removeAttribute('aria-busy');
       var m = body.querySelector('mark');
       if (m && m.scrollIntoView) m.scrollIntoView({ block: 'center' });
@@ -244,6 +245,48 @@
       QuireUI.toast(err.message, 'error');
     });
   }
+
+  /* A transcript passage (issue 28): a button that plays the recording from the passage's
+   * moment.  The recording is fetched from the engine only when asked (a lecture is tens of MB),
+   * and its blob: URL goes with the dialog. */
+  function player(p, dialog) {
+    var at = p.chunk.location.time[0];
+    var box = h('div', { class: 'passage-play', testid: 'passage-play' });
+    var button = h('button', { type: 'button', testid: 'play-recording', onclick: function () {
+      button.disabled = true;
+      button.textContent = t('Loading the recording…');
+      q.recording(p.source.id).then(function (file) {
+        if (!dialog.isConnected) return;
+        if (!file) {
+          QuireUI.fill(box, h('p', { class: 'muted', testid: 'recording-not-kept' },
+            t('This browser did not keep the recording, so it cannot be played here. Settings → “Keep original files in this browser” keeps the next ones.')));
+          return;
+        }
+        var url = URL.createObjectURL(file);
+        dialog.addEventListener('close', function () { URL.revokeObjectURL(url); });
+        var media = h(/^video\//.test(file.type) ? 'video' : 'audio', { controls: true, preload: 'auto', testid: 'recording',
+          'aria-label': t('{name} from {time}', { name: file.name, time: clockOf(p) }) });
+        media.addEventListener('loadedmetadata', function () {
+          media.currentTime = at;
+          var playing = media.play();  // the click that asked is the gesture that lets it play
+          if (playing && playing.catch) playing.catch(function () { /* the controls are there to press */ });
+        }, { once: true });
+        media.addEventListener('error', function () {
+          QuireUI.fill(box, h('p', { class: 'muted', testid: 'recording-error' },
+            t('This browser cannot play {name}; its transcript is below.', { name: file.name })));
+        }, { once: true });
+        media.src = url;
+        QuireUI.fill(box, media);
+      }, function (err) {
+        button.disabled = false;
+        button.textContent = t('Play the recording from {time}', { time: clockOf(p) });
+        QuireUI.toast(err.message, 'error');
+      });
+    } }, t('Play the recording from {time}', { time: clockOf(p) }));
+    box.appendChild(button);
+    return box;
+  }
+  function clockOf(p) { return String(p.location_label || '').split('–')[0]; }
 
   function placeOf(p) { return p.source + (p.location_label ? ' · ' + p.location_label : ''); }
 
