@@ -26,7 +26,7 @@ PROVIDERS = {
                "Rate limit reached for gpt-4o-mini", "20s",
                "The model `gpt-nope` does not exist or you do not have access to it."),
     "gemini": ("openai", GEMINI_ROOT, "models/gemini-2.0-flash", "models/gemini-nope",
-               "models/gemini-2.0-flash, models/text-embedding-004", "You exceeded your current quota", "34s",
+               "models/gemini-2.0-flash, models/text-embedding-004", "You exceeded your current quota", "35s",
                "models/gemini-nope is not found for API version v1beta"),
     "anthropic": ("anthropic", "", "claude-sonnet-4-5", "claude-nope", "claude-sonnet-4-5",
                   "Number of request tokens has exceeded your per-minute rate limit", "30s", "model: claude-nope"),

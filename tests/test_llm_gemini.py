@@ -82,7 +82,7 @@ def test_gemini_key_refused_connected_answer_schema_and_quota():
     chat = [s for s in google.sent if s["url"].endswith("/chat/completions")][-1]
     assert chat["body"]["response_format"]["json_schema"]["strict"] is False  # OpenAI-style strict refuses maxLength
     assert chat["headers"] == {"Authorization": f"Bearer {KEY}"}
-    assert limited["status"] == "rate_limited" and "34s" in limited["fix"]
+    assert limited["status"] == "rate_limited" and "Wait 35s " in limited["fix"]
     assert KEY not in json.dumps([wrong, right, limited], default=str)
 
 
@@ -96,3 +96,32 @@ def test_gemini_429_as_observed_from_its_openai_endpoint_has_no_wait_so_the_fix_
     assert str(err) == "Resource has been exhausted (e.g. check quota)." and err.retry_after is None
     d = diagnose(None, reachable=True, cors_ok=False, error=err, kind="openai", has_key=True, base_url=ROOT)
     assert d.status == "rate_limited" and d.fix.startswith("Wait a minute and try again")
+
+
+def test_a_tool_call_as_gemini_sends_it_one_frame_with_no_index_and_the_usage():
+    """A frame captured from Gemini's OpenAI-compatible stream (fixtures README): the whole call, the
+    finish reason and the usage in one chunk, the call without OpenAI's ``index``.  One call comes
+    out, whole, and the usage reaches the end of the reply."""
+    from quire.llm.events import Done, ToolCalls
+    from quire.llm.parse import OpenAIDecoder
+
+    decoder, events = OpenAIDecoder(), []
+    for line in (FIXTURES / "recorded_tool_call.sse").read_text().split("\n"):
+        events += decoder.feed(line)
+    events += decoder.close()
+    calls = [e for e in events if isinstance(e, ToolCalls)]
+    assert len(calls) == 1 and [(c.name, c.arguments, c.id) for c in calls[0].calls] == [
+        ("glob", {"pattern": "*"}, "function-call-18439433602034082669")]
+    done = [e for e in events if isinstance(e, Done)]
+    assert len(done) == 1 and done[0].reason == "tool_calls" and done[0].stats["prompt_tokens"] == 3379
+
+
+def test_a_used_up_daily_quota_says_its_wait_in_hours_not_68408_seconds():
+    """A recorded 429 of a per-day quota (fixtures README): RetryInfo says "68408s"."""
+    from quire.llm.diagnosis import diagnose
+    from quire.llm.parse import http_error
+
+    err = http_error(429, (FIXTURES / "error_429_daily.json").read_text())
+    assert err.retry_after == "19 h 1 min" and "generate_requests_per_model_per_day" in str(err)
+    d = diagnose(None, reachable=True, cors_ok=False, error=err, kind="openai", has_key=True, base_url=ROOT)
+    assert d.status == "rate_limited" and d.fix.startswith("Wait 19 h 1 min (the server's own figure)")

@@ -15,6 +15,7 @@ Ollama streams NDJSON; OpenAI-compatible servers stream SSE::
 from __future__ import annotations
 
 import json
+import re
 
 from .events import Content, Done, LLMError, PullProgress, Thinking, ToolCall, ToolCalls
 
@@ -49,6 +50,8 @@ def http_error(status: int, text: str, retry_after: str | None = None) -> LLMErr
 
     >>> http_error(429, '{"error": {"message": "Quota exceeded", "details": [{"retryDelay": "20s"}]}}').retry_after
     '20s'
+    >>> http_error(429, '[{"error": {"details": [{"retryDelay": "4.396801127s"}]}}]').retry_after  # a protobuf Duration
+    '5s'
     """
     if status == 403 and not text.strip():
         # Ollama's CORS layer answers a refused Origin with an empty 403.
@@ -63,7 +66,7 @@ def http_error(status: int, text: str, retry_after: str | None = None) -> LLMErr
 
 def _retry_delay(text: str, header: str | None) -> str | None:
     if header:  # seconds as "20s", as Gemini writes its delay: the same in every language the page speaks
-        return f"{header.strip()}s" if header.strip().isdigit() else header.strip()
+        return _readable_wait(f"{header.strip()}s") if header.strip().isdigit() else header.strip()
     try:
         obj = json.loads(text)
         obj = obj[0] if isinstance(obj, list) and obj else obj  # Google may wrap it in a list
@@ -72,8 +75,29 @@ def _retry_delay(text: str, header: str | None) -> str | None:
         return None
     for d in details if isinstance(details, list) else []:
         if isinstance(d, dict) and isinstance(d.get("retryDelay"), str):
-            return d["retryDelay"]
+            return _readable_wait(d["retryDelay"])
     return None
+
+
+def _readable_wait(delay: str) -> str:
+    """A protobuf Duration as Google writes it, in words that read the same in English and German:
+    seconds rounded up, minutes past two of them, hours past two of those (a used-up daily quota
+    said "68408s" in a recorded reply).
+
+    >>> [_readable_wait(d) for d in ("35s", "4.396801127s", "150s", "68408s", "7200s", "soon")]
+    ['35s', '5s', '3 min', '19 h 1 min', '2 h', 'soon']
+    """
+    m = re.fullmatch(r"\s*(\d+)(?:\.(\d+))?s\s*", delay)
+    if not m:
+        return delay.strip()
+    seconds = int(m.group(1)) + (1 if m.group(2) and int(m.group(2)) else 0)
+    if seconds < 120:
+        return f"{seconds}s"
+    minutes = -(-seconds // 60)
+    if minutes < 120:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
 def tool_call(raw: dict) -> ToolCall:
