@@ -78,6 +78,27 @@ def test_card_validation(card, ok):
     assert (len(kept), len(dropped)) == ((1, 0) if ok else (0, 1))
 
 
+@pytest.mark.parametrize("front,back,text", [
+    ("Mitochondria make ATP for the cell.", "ATP", "Mitochondria make {{c1::ATP}} for the cell."),
+    ("Mitochondria make ATP for the cell.", "atp.", "Mitochondria make {{c1::ATP}} for the cell."),
+    ("Basalt forms when lava cools quickly.", "lava", "Basalt forms when {{c1::lava}} cools quickly."),
+])
+def test_a_cloze_card_with_its_term_in_back_gets_the_term_hidden(front, back, text):
+    # What a 270M model wrote through a keyed server in a CI run: cloze cards with no deletion.
+    kept, dropped = validate("flashcards", {"cards": [{"type": "cloze", "front": front, "back": back, "citations": [1]}]}, 1)
+    assert dropped == [] and kept[0]["text"] == text and kept[0]["extra"] == ""
+
+
+@pytest.mark.parametrize("front,back", [
+    ("Mitochondria make ATP for the cell.", "energy"),  # not in the sentence
+    ("Mitochondria make ATP.", "Mitochondria make ATP."),  # the whole sentence: nothing left to ask
+    ("Cells divide by mitosis.", "mito"),  # part of a word only
+])
+def test_a_cloze_card_without_a_deletion_is_still_dropped_when_back_is_no_term_of_it(front, back):
+    kept, dropped = validate("flashcards", {"cards": [{"type": "cloze", "front": front, "back": back, "citations": [1]}]}, 1)
+    assert kept == [] and "no {{c1::...}} deletion" in dropped[0]["reason"]
+
+
 @pytest.mark.parametrize("text,value", [
     ('{"a": 1}', {"a": 1}),
     ('```json\n{"a": 1}\n```', {"a": 1}),

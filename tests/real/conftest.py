@@ -122,9 +122,13 @@ KEY = "quire-test-Kx7f2Qw9-not-a-real-key"  # what `llama-server --api-key` dema
 
 @pytest.fixture(scope="session")
 def llama_keyed(llama_binary, gemma, tmp_path_factory):
-    """A chat instance that refuses every request without ``Authorization: Bearer KEY`` (401)."""
+    """A chat instance that refuses every request without ``Authorization: Bearer KEY`` (401).
+
+    Without prompt caching, so a request's reply does not depend on the requests before it: with
+    the key flow's probes cached first, the 270M model once wrote flashcards it did not write on a
+    fresh server (a CI run: cloze cards with no deletion)."""
     server = LlamaServer(llama_binary, gemma, CHAT_ALIAS, tmp_path_factory.mktemp("llama") / "keyed.log",
-                         ["--jinja", "--chat-template-file", str(TEMPLATE), "--api-key", KEY])
+                         ["--jinja", "--chat-template-file", str(TEMPLATE), "--api-key", KEY, "--no-cache-prompt"])
     try:
         yield server.wait()
     finally:

@@ -177,6 +177,13 @@ def check_card(raw: dict, n_passages: int) -> dict:
         return {"type": "basic", "front": front, "back": back, "citations": citations}
     if kind == "cloze":
         deletions = CLOZE.findall(front)
+        if not deletions and back and "{{" not in front:
+            # A small model often writes the sentence and puts the hidden term in "back" instead
+            # of marking it: the term, where the sentence holds it as a word, becomes the deletion.
+            at = re.search(r"(?<!\w)" + re.escape(back.strip().rstrip(".")) + r"(?!\w)", front, re.IGNORECASE)
+            if at and at.group(0).strip() and 2 * len(at.group(0)) <= len(front):  # a term, not the sentence
+                front = f"{front[:at.start()]}{{{{c1::{at.group(0)}}}}}{front[at.end():]}"
+                back, deletions = "", CLOZE.findall(front)
         if not deletions:
             raise Invalid("a cloze card has no {{c1::...}} deletion")
         if any(not answer.strip() for _, answer, _ in deletions):
