@@ -17,15 +17,18 @@ from quire.transcripts import english_share
 class FakeEngine:
     """Answers like the page's transcribe method: ``texts[n]`` for piece n, PIECE_S (22 s) each."""
 
-    def __init__(self, texts, fail=None):
-        self.texts, self.fail, self.calls = texts, fail, []
+    def __init__(self, texts, fail=None, voiced=None):
+        self.texts, self.fail, self.calls, self.voiced = texts, fail, [], voiced
 
     async def __call__(self, key, data, piece, piece_s):
         self.calls.append(piece)
         if self.fail:
             raise ExtractError(self.fail)
-        return {"text": self.texts[piece], "start": piece * piece_s, "end": (piece + 1) * piece_s,
-                "pieces": len(self.texts), "silent": not self.texts[piece]}
+        reply = {"text": self.texts[piece], "start": piece * piece_s, "end": (piece + 1) * piece_s,
+                 "pieces": len(self.texts), "silent": not self.texts[piece]}
+        if self.voiced:
+            reply["voiced"] = self.voiced[piece]
+        return reply
 
 
 LECTURE = [
@@ -116,3 +119,31 @@ def test_time_labels_and_english_share():
     assert location_label({"time": [3599.0, 3725.0]}) == "59:59–1:02:05"
     assert english_share("the cell is the unit of life") > 0.4
     assert english_share("die Zelle ist die Einheit des Lebens") == 0
+
+
+def test_fluent_english_for_half_a_minute_of_other_speech_is_refused_by_its_few_words():
+    # tiny.en on 25 s of espeak-ng German, the page decoding at 32 kHz (Chromium): two fluent
+    # sentences, which the share of common English words lets through; the tail piece is short.
+    german = "He made a completely different personality. He made a totally different smile."
+    async def go():
+        q = await open_with(FakeEngine([german, "Thank you."], voiced=[19.6, 2.1]))
+        await q.stage("german.mp3", b"ID3 a recording")
+        await q.stage("notes.txt", b"The cell is the unit of life.")
+        assert (await q.train())["failed"] == 1
+        failed = next(s for s in q.sources() if s["name"] == "german.mp3")
+        assert "does not sound like English speech" in failed["error"]
+    asyncio.run(go())
+
+
+def test_a_quiet_lecture_with_pauses_keeps_every_piece():
+    # English at two or three words a second of sound passes, and a piece with little sound is not judged.
+    async def go():
+        q = await open_with(FakeEngine(LECTURE, voiced=[5.0, 0.0, 6.5, 7.9]))
+        await q.stage("lecture.mp3", b"ID3 a recording")
+        assert (await q.train())["added"] == 1
+        left_out = lambda src: [w for w in src.get("warnings") or [] if "left out" in w]  # noqa: E731
+        assert q.sources()[0]["chunks"] == 3 and not left_out(q.sources()[0])
+        q2 = await open_with(FakeEngine([" ".join(LECTURE)] * 2, voiced=[16.0, 15.0]))
+        await q2.stage("lecture.mp3", b"ID3 a recording")
+        assert (await q2.train())["added"] == 1 and not left_out(q2.sources()[0])
+    asyncio.run(go())

@@ -29,6 +29,9 @@ MIN_WORDS_FOR_LANGUAGE = 12  # a piece with fewer words says too little about it
 MIN_ENGLISH_SHARE = 0.12  # English speech: 25-40% of its words are these; tiny.en hearing German: often far fewer
 MIN_DISTINCT_SHARE = 0.5  # a piece of English speech: 0.6-0.8 of its words distinct; tiny.en looping on
                           # speech it cannot follow ("The Mid-Alkon Demon ..." for German): about 0.35
+MIN_VOICED_S = 8.0  # a piece with less sound than this says too little about how many words it holds
+MIN_WORDS_PER_VOICED_S = 1.0  # English speech: 2-3 words a second of sound; tiny.en turning 25 s of German
+                              # into "He made a completely different personality. ...": 13 words
 ENGLISH_WORDS = frozenset(
     "the of and a to in is it that this was for on are with as be at by not or from have has but an "
     "they we you he she his her its their our your i what which who when where there these those can "
@@ -72,6 +75,24 @@ def sounds_english(text: str) -> bool:
     return english_share(text) >= MIN_ENGLISH_SHARE and len(set(words)) / len(words) >= MIN_DISTINCT_SHARE
 
 
+def too_few_words(piece: dict) -> bool:
+    """Whether Whisper gave far fewer words than the piece's sound holds: what tiny.en writes for
+    speech it cannot follow is often fluent English, a sentence or two for half a minute of talk.
+    ``voiced`` is the page's measure of the piece's seconds of sound (pieces cached before it have none).
+
+    >>> too_few_words({"text": "He made a completely different personality. He made a totally different smile.", "voiced": 19.5})
+    True
+    >>> too_few_words({"text": "Mitochondria make energy for the cell in the form of ATP. " * 4, "voiced": 15.0})
+    False
+    >>> too_few_words({"text": "Basalt forms when lava cools quickly.", "voiced": 3.2})  # too little sound to judge
+    False
+    """
+    voiced = piece.get("voiced")
+    if not voiced or voiced < MIN_VOICED_S:
+        return False
+    return len(re.findall(r"[a-z']+", piece["text"].lower())) < MIN_WORDS_PER_VOICED_S * voiced
+
+
 def units_of(pieces: list[dict]) -> list[Unit]:
     """One unit per piece that has words, located by its span in seconds."""
     return [Unit(text=p["text"].strip(), location={"time": [round(p["start"], 1), round(p["end"], 1)]},
@@ -113,14 +134,19 @@ async def read_recording(record: dict, data: bytes, transcribe: Transcribe | Non
             fresh += 1
             piece = {"text": str(reply.get("text") or "").strip(), "start": float(reply["start"]),
                      "end": float(reply["end"]), "pieces": int(reply["pieces"]), "silent": bool(reply.get("silent"))}
+            if reply.get("voiced") is not None:
+                piece["voiced"] = round(float(reply["voiced"]), 1)
             await store.commit([("ocr", key, piece)])  # at once: a closed tab keeps this piece
         total = piece["pieces"]
         pieces.append(piece)
         n += 1
     report({"stage": "transcribe", "file": name, "done": total, "pieces": total, "eta_s": 0})
     heard = [p for p in pieces if p["text"]]
-    strange = [p for p in heard if not sounds_english(p["text"])]
-    if heard and len(strange) * 2 > len(heard):
+    strange = [p for p in heard if not sounds_english(p["text"]) or too_few_words(p)]
+    # Most of the recording, by its seconds of sound where the page measured them (a short last
+    # piece must not outvote the rest), else by pieces.
+    weight = (lambda p: p.get("voiced") or 0.0) if all(p.get("voiced") for p in heard) else (lambda p: 1.0)
+    if heard and sum(map(weight, strange)) * 2 > sum(map(weight, heard)):
         raise ExtractError(f"{name} does not sound like English speech; the speech engine "
                            "(Whisper tiny.en) transcribes English only")
     units = units_of([p for p in pieces if p not in strange])

@@ -4,7 +4,7 @@
  * worker) transcribes each piece off the main thread.
  *
  *   quire._pageMethods.transcribe({key, data, piece, pieceSeconds})
- *     -> {text, start, end, pieces, silent}  or  {needData: true} when the page lacks this file
+ *     -> {text, start, end, pieces, silent, voiced}  or  {needData: true} when the page lacks this file
  *   quire.recording(sourceId) -> File or null: the recording as added, for playing a cited moment
  *
  * Pieces end in the longest pause of the QUIET_S before each multiple of pieceSeconds, so a word is rarely cut in two; the same file always gives the same pieces,
@@ -33,27 +33,54 @@
     return err;
   }
 
-  /** The recording as 16-bit mono at 16 kHz: the browser decodes and resamples it, then it is
-   * mixed down here a second at a time between turns of the event loop, and the browser's float
-   * copy is let go (a 90-minute lecture: 173 MB held instead of 691 MB for stereo floats). */
+  /* The browser decodes at twice Whisper's rate and the page halves it through this low-pass
+   * filter (63 taps, Blackman window, cut at 7.6 kHz).  Chromium's own resampling straight to 16 kHz
+   * dulled 5-8 kHz (the hiss of s, f, th): tiny.en heard a 3-minute lecture with 0.265 of its words
+   * wrong against 0.254 from ffmpeg's decoding, and with this 0.248 (tests/bench/lecture_pieces.py). */
+  var DECODE_RATE = 2 * RATE;
+  var TAPS = (function (n, cut) {
+    var h = new Float64Array(n), sum = 0, i;
+    for (i = 0; i < n; i++) {
+      var k = i - (n - 1) / 2;
+      var sinc = k === 0 ? 2 * cut : Math.sin(2 * Math.PI * cut * k) / (Math.PI * k);
+      h[i] = sinc * (0.42 - 0.5 * Math.cos(2 * Math.PI * i / (n - 1)) + 0.08 * Math.cos(4 * Math.PI * i / (n - 1)));
+      sum += h[i];
+    }
+    for (i = 0; i < n; i++) h[i] /= sum;
+    return h;
+  })(63, 7600 / DECODE_RATE);
+
+  /** The recording as 16-bit mono at 16 kHz: the browser decodes it at 32 kHz, then it is mixed
+   * down and halved here a minute at a time between turns of the event loop, and the browser's
+   * float copy is let go (a 90-minute lecture: 173 MB held instead of 1.4 GB for stereo floats). */
   function decode(bytes) {
-    var ctx = new OfflineAudioContext(1, 1, RATE);
+    var ctx = new OfflineAudioContext(1, 1, DECODE_RATE);
     var copy = bytes.slice().buffer;  // decodeAudioData takes the buffer away
     return new Promise(function (resolve, reject) {
       ctx.decodeAudioData(copy, resolve, reject);
     }).then(function (audio) {
       if (!audio || !audio.length) throw fail(TEXT.undecodable, 'undecodable');
-      var out = new Int16Array(audio.length);
+      var n = audio.length, half = (TAPS.length - 1) / 2;
+      var out = new Int16Array(Math.ceil(n / 2));
       var channels = [];
       for (var c = 0; c < audio.numberOfChannels; c++) channels.push(audio.getChannelData(c));
       var step = 60 * RATE;
       function mix(from) {
         var to = Math.min(out.length, from + step);
-        for (var i = from; i < to; i++) {
-          var sum = 0;
-          for (var c = 0; c < channels.length; c++) sum += channels[c][i];
-          var v = sum / channels.length;
-          out[i] = v >= 1 ? 32767 : v <= -1 ? -32768 : Math.round(v * 32767);
+        // this minute and the filter's reach on either side, mixed down once
+        var lo = Math.max(0, 2 * from - half), hi = Math.min(n, 2 * (to - 1) + half + 1);
+        var mono = new Float32Array(hi - lo);
+        for (var c = 0; c < channels.length; c++) {
+          var ch = channels[c];
+          for (var i = lo; i < hi; i++) mono[i - lo] += ch[i];
+        }
+        var scale = 1 / channels.length;
+        for (var j = from; j < to; j++) {
+          var centre = 2 * j, sum = 0;
+          var a = Math.max(lo, centre - half), b = Math.min(hi - 1, centre + half);
+          for (var x = a; x <= b; x++) sum += TAPS[x - centre + half] * mono[x - lo];
+          var v = sum * scale;
+          out[j] = v >= 1 ? 32767 : v <= -1 ? -32768 : Math.round(v * 32767);
         }
         if (to === out.length) return out;
         return new Promise(function (resolve) { setTimeout(resolve, 0); }).then(function () { return mix(to); });
@@ -94,6 +121,22 @@
     return start + Math.round((best.from + best.length / 2) * FRAME);
   }
 
+  /** Seconds of a piece that carry sound: tenths of a second louder than -36 dBFS and than a
+   * seventh of the piece's loud end (its 95th percentile).  The engine sets the words Whisper gave
+   * against them: English speech gives two or three a second, tiny.en hearing German far fewer. */
+  function voiced(pcm) {
+    var rms = [];
+    for (var f = 0; f + FRAME <= pcm.length; f += FRAME) {
+      var sum = 0;
+      for (var i = f; i < f + FRAME; i++) sum += pcm[i] * pcm[i];
+      rms.push(Math.sqrt(sum / FRAME));
+    }
+    if (!rms.length) return 0;
+    var loud = rms.slice().sort(function (a, b) { return a - b; })[Math.floor(0.95 * (rms.length - 1))];
+    var floor = Math.max(0.016, loud / 7);
+    return rms.filter(function (x) { return x > floor; }).length * FRAME / RATE;
+  }
+
   /** A piece with silence after it up to Whisper's whole 30 s window.  A shorter clip makes the
    * voice worker shorten the window too (right for a question), and then Whisper's timestamps run
    * ahead of the sound, so whisper.cpp took a piece's last sentence for the end of the audio and
@@ -121,10 +164,11 @@
       var to = a.piece + 1 < pieces ? boundary(audio, a.piece + 1, a.pieceSeconds) : audio.length;
       var pcm = mono(audio, from, to);
       if (a.piece + 1 === pieces) current = { key: null, bytes: null, audio: null };  // done: let it go
-      var done = { text: '', start: from / RATE, end: to / RATE, pieces: pieces, silent: true };
+      var done = { text: '', start: from / RATE, end: to / RATE, pieces: pieces, silent: true, voiced: 0 };
       if (QuireVoice.silent(pcm)) return done;
+      var speech = voiced(pcm);
       return QuireVoice.transcribe(padded(pcm)).then(function (r) {
-        return { text: r.text || '', start: from / RATE, end: to / RATE, pieces: pieces, silent: !!r.silent };
+        return { text: r.text || '', start: from / RATE, end: to / RATE, pieces: pieces, silent: !!r.silent, voiced: speech };
       });
     }, function (err) {
       current = { key: null, bytes: null, audio: null };

@@ -11,10 +11,14 @@ faster-whisper (same tiny.en weights, one thread, greedy, no temperature fallbac
 - whole: the recording at once, as lectures.py's reference;
 - pieces as the tab hands them to Whisper: each of the tab's spans padded with silence to 30 s and
   decoded without timestamps (the tab's whisper.cpp call is ``single_segment``);
-- the same padded pieces with timestamps, and the pieces unpadded with timestamps.
+- the same padded pieces with timestamps, and the pieces unpadded with timestamps;
+- with ``--dist DIR``: the samples the tab itself hands to Whisper (the page's decode and resample
+  of the Opus file, caught in headless Chromium as they go by), each decoded by faster-whisper
+  without timestamps, beside the tab's own transcript of the same run.
 
 If the padded pieces score as the whole recording does, cutting the lecture is not what the tab
-loses; the rest lies in whisper.cpp 1.4.1 or in the browser's decoding and resampling.
+loses.  If faster-whisper on the tab's own samples scores as on ffmpeg's, the rest is whisper.cpp
+1.4.1 against CTranslate2, not the browser's decoding.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ sys.path.insert(0, str(ROOT / "py"))
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import base64  # noqa: E402
+
 import build  # noqa: E402
 import lectures  # noqa: E402
 import provenance  # noqa: E402
@@ -51,6 +57,7 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=3)
     parser.add_argument("--tab", type=Path, default=HERE / "results" / "lectures.json")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "lecture_pieces.json")
+    parser.add_argument("--dist", type=Path, help="also run the lecture in Chromium from this build, keeping what Whisper is given")
     args = parser.parse_args()
     from faster_whisper import WhisperModel
 
@@ -86,10 +93,16 @@ def main() -> int:
                  "tab's pieces, padded to 30 s, no timestamps (as the tab)": pieces(True, without_timestamps=True),
                  "tab's pieces, padded to 30 s, timestamps": pieces(True),
                  "tab's pieces, unpadded, timestamps": pieces(False)}
+        tab_run = tab_samples(args.dist, opus, tmp) if args.dist else None
+        if tab_run:
+            texts["the tab's own samples, no timestamps"] = " ".join(heard(pcm, without_timestamps=True) for pcm in tab_run["pcm"])
         loads.append(provenance.load())
     rows = [{"how": how, "wer": voice_clips.corpus_wer([script], [text]), "text": text} for how, text in texts.items()]
     rows.append({"how": "the tab (whisper.cpp 1.4.1 in WebAssembly, lectures.py)", "wer": voice_clips.corpus_wer([script], [row["text"]]),
                  "text": row["text"]})
+    if tab_run:
+        rows.append({"how": "the tab, this run (whisper.cpp 1.4.1 in WebAssembly)", "wer": voice_clips.corpus_wer([script], [tab_run["text"]]),
+                     "text": tab_run["text"]})
     print(f"{'faster-whisper on':60} {'WER':>6}")
     for r in rows:
         print(f"{r['how']:60} {r['wer']:6.3f}")
@@ -100,6 +113,34 @@ def main() -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
     return 0
+
+
+def tab_samples(dist: Path, opus: Path, tmp: Path) -> dict:
+    """Train the lecture in headless Chromium from ``dist``: {pcm: [what Whisper got, per piece], text}."""
+    from playwright.sync_api import sync_playwright
+
+    from conftest import CHROMIUM, CHROMIUM_ARGS, StaticServer, wait_ready
+
+    server = StaticServer(dist).start()
+    try:
+        with sync_playwright() as p:
+            ctx = p.chromium.launch_persistent_context(str(tmp / "profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                                       headless=True)
+            page = ctx.new_page()
+            page.set_default_timeout(1_500_000)
+            page.goto(server.url)
+            wait_ready(page)
+            page.evaluate(voice_clips.HEARD_JS)
+            page.evaluate("(b64) => quire.stage([{name: 'lecture.opus', data: Uint8Array.fromBase64(b64)}])",
+                          base64.b64encode(opus.read_bytes()).decode())
+            page.evaluate("quire.train()")
+            source = page.evaluate("quire.sources()")[0]
+            text = " ".join(c["text"] for c in page.evaluate("(id) => quire.chunks(id)", source["id"]))
+            pcm = [voice_clips.heard_audio(h) for h in page.evaluate("window.heard")]
+            ctx.close()
+    finally:
+        server.stop()
+    return {"pcm": pcm, "text": text}
 
 
 if __name__ == "__main__":
