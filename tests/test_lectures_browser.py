@@ -243,6 +243,9 @@ def test_m4a_and_mp4_train_while_silence_german_a_mute_video_and_bad_bytes_each_
     for name in ("sentence.m4a", "sentence.mp4"):  # AAC, alone and beside a picture, decodes in Chromium
         hit = next(h for h in hits if h["source"] == name)
         assert hit["location"]["time"][0] == 0 and hit["location_label"] == "0:00–0:03"
+    # From file:// too, a cited moment plays (a blob: URL of the recording as added).
+    played = play_from_dialog(page, SENTENCES[0])
+    assert played["src"].startswith("blob:") and played["playing"] and played["seeked"] == 0, played
 
 
 def test_without_voice_in_the_build_a_recording_fails_saying_so(lecture, context, lean_dist, serve, page_log):
