@@ -52,10 +52,63 @@ COUNT_PIECES = """() => { window.__pieces = [];
   }); }"""
 
 
+# Each recording decoded in cuts of `chunkS` seconds (site/assets/audio-split.js) and set beside
+# the page's whole decoding of the lossless WAV: per loud second, the shift (in 16 kHz samples,
+# within +-R) that lines the two up best, and how far apart they are then (dB, the level matched).
+CUTS = """async ([files, reference, chunkS]) => {
+  quire._recordingChunkSeconds = chunkS;
+  const ref = (await quire._recordingSamples(quire._fromBase64(files[reference]), 0, 1e9, true)).data;
+  const out = {};
+  for (const [name, data] of Object.entries(files)) {
+    if (name === reference) continue;
+    const cut = await quire._recordingSamples(quire._fromBase64(data), 0, 1e9, false);
+    const a = ref, b = cut.data, n = Math.min(a.length, b.length), W = 16000, R = 500;
+    const lags = [], snr = [];
+    for (let t0 = W; t0 + W + R <= n; t0 += W) {
+      let energy = 0;
+      for (let i = t0; i < t0 + W; i++) energy += a[i] * a[i];
+      if (energy < W * 300 * 300) continue;  // a quiet second: nothing to line up
+      let best = 0, bestScore = -Infinity;
+      for (let L = -R; L <= R; L += 1) {
+        let dot = 0, power = 0;
+        for (let i = t0; i < t0 + W; i += 2) { dot += a[i] * b[i + L]; power += b[i + L] * b[i + L]; }
+        const score = dot / Math.sqrt(power || 1);
+        if (score > bestScore) { bestScore = score; best = L; }
+      }
+      let dot = 0, power = 0, diff = 0;
+      for (let i = t0; i < t0 + W; i++) { dot += a[i] * b[i + best]; power += b[i + best] * b[i + best]; }
+      const gain = dot / (power || 1);  // a stereo file mixed down is quieter: compare shapes, not levels
+      for (let i = t0; i < t0 + W; i++) { const d = a[i] - gain * b[i + best]; diff += d * d; }
+      lags.push(best);
+      snr.push(Math.round(10 * Math.log10(energy / Math.max(1, diff))));
+    }
+    out[name] = {format: cut.format, chunks: cut.chunks, length: cut.length, reference: ref.length, lags, snr};
+  }
+  delete quire._recordingChunkSeconds;
+  return out; }"""
+
+
+def check_cuts(cuts: dict, cut: tuple, whole: tuple = (), exact: tuple = ()) -> None:
+    """Every recording in ``cut`` was decoded in five cuts or more, as long as it, and every loud
+    second of it is shifted from the sound by the same number of samples (so no cut slipped
+    against the next), at most 30 ms: a decoder's own delay (Firefox's AAC decoder drops an ADTS
+    stream's first 1,024 samples); in ``exact`` by none.  Those in ``whole`` were decoded whole."""
+    for name in cut:
+        c = cuts[name]
+        assert c["format"] and c["chunks"] >= 5, (name, c)
+        assert abs(c["length"] - c["reference"]) <= 0.03 * RATE, (name, c)
+        assert len(c["lags"]) >= 10 and max(c["lags"]) - min(c["lags"]) <= 1, (name, c)
+        assert all(abs(lag) <= (1 if name in exact else 0.03 * RATE) for lag in c["lags"]), (name, c)
+        assert min(c["snr"]) >= 6, (name, c)  # the codec's own loss (down to 10 dB for AAC in Firefox), not a missing cut
+    for name in whole:
+        assert cuts[name]["format"] is None and cuts[name]["chunks"] == 1, (name, cuts[name])
+
+
 def spoken_lecture(folder: Path, sentences) -> tuple[list, float]:
     """``sentences`` spoken by espeak-ng one after another (s0.wav, s1.wav, … in ``folder``) with
-    GAP_S between them, as lecture.wav, lecture.mp3 (44.1 kHz stereo) and lecture.opus (48 kHz,
-    64 kb/s: the page resamples and mixes down itself) -> ([(sentence, start_s, end_s)], length_s)."""
+    GAP_S between them, as lecture.wav, lecture.mp3 and lecture.m4a (AAC; both 44.1 kHz stereo) and
+    lecture.opus (48 kHz, 64 kb/s: the page resamples and mixes down itself)
+    -> ([(sentence, start_s, end_s)], length_s)."""
     audio, said, at = [np.zeros(int(RATE * 0.8), np.float32)], [], 0.8
     for i, text in enumerate(sentences):
         raw, wav = folder / f"s{i}.raw.wav", folder / f"s{i}.wav"
@@ -71,12 +124,14 @@ def spoken_lecture(folder: Path, sentences) -> tuple[list, float]:
                              str(folder / "lecture.mp3")], check=True)
     subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-c:a", "libopus", "-b:a", "64k",
                              str(folder / "lecture.opus")], check=True)
+    subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-ac", "2", "-ar", "44100", "-c:a", "aac", "-b:a", "96k",
+                             str(folder / "lecture.m4a")], check=True)
     return said, at
 
 
 @pytest.fixture(scope="module")
 def lecture(tmp_path_factory):
-    """``(folder, [(sentence, start_s, end_s)], pieces)``: lecture.wav/.mp3/.opus, silence.opus,
+    """``(folder, [(sentence, start_s, end_s)], pieces)``: lecture.wav/.mp3/.opus/.m4a/.mp4/.ogg/.webm/.flac, silence.opus,
     silence.webm and muted.webm (video), german.mp3, sentence.m4a and sentence.mp4 in folder, and how many pieces the lecture (about 67 s) is transcribed in."""
     folder = tmp_path_factory.mktemp("lecture")
     said, at = spoken_lecture(folder, SENTENCES)
@@ -94,6 +149,11 @@ def lecture(tmp_path_factory):
     subprocess.run(["espeak-ng", "-v", "de", "-s", "150", "-w", str(folder / "german.raw.wav"), GERMAN], check=True)
     subprocess.run(ffmpeg + [str(folder / "german.raw.wav"), "-b:a", "96k", str(folder / "german.mp3")], check=True)
     subprocess.run(ffmpeg + [str(folder / "silence.wav"), "-c:a", "libopus", str(folder / "silence.opus")], check=True)
+    # The lecture as a video (H.264 and AAC) and in the formats decoded whole (Vorbis, WebM, FLAC).
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", f"color=c=blue:s=160x120:d={math.ceil(at)}:r=10",
+                    "-i", str(folder / "lecture.wav"), "-shortest", "-c:v", "libx264", "-c:a", "aac", str(folder / "lecture.mp4")], check=True)
+    for name, codec in (("lecture.ogg", "libvorbis"), ("lecture.webm", "libopus"), ("lecture.flac", "flac")):
+        subprocess.run(ffmpeg + [str(folder / "lecture.wav"), "-c:a", codec, str(folder / name)], check=True)
     return folder, said, math.ceil(at / PIECE_S)
 
 
@@ -112,6 +172,15 @@ def open_page(context, url, page_log):
 def test_every_sentence_is_found_in_the_passage_spanning_its_moment(lecture, context, built_dist, serve, page_log):
     folder, said, pieces = lecture
     page = open_page(context, serve(built_dist).url, page_log)
+    # Decoded a few seconds at a time, each format the page can cut lines up with the sound to the sample.
+    cuts = page.evaluate(CUTS, [{name: b64(folder / name) for name in (
+        "lecture.wav", "lecture.mp3", "lecture.opus", "lecture.m4a", "lecture.mp4", "lecture.ogg", "lecture.webm", "lecture.flac")},
+        "lecture.wav", 6])
+    print(cuts)
+    cut = ("lecture.mp3", "lecture.opus", "lecture.m4a", "lecture.mp4")
+    check_cuts(cuts, cut, ("lecture.ogg", "lecture.webm", "lecture.flac"), exact=cut)
+    # Train decodes in cuts of 20 s here (two minutes in use), so the pieces cross them.
+    page.evaluate("quire._recordingChunkSeconds = 20")
     page.evaluate(STAGE, ["lecture.mp3", b64(folder / "lecture.mp3")])  # (Opus: the next test)
     staged = page.evaluate("quire.sources()")
     assert {s["kind"] for s in staged} == {"audio"}

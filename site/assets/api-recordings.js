@@ -25,7 +25,7 @@
     undecodable: t('this browser cannot decode it: it has no audio track, or its codec is not one this browser plays. Chromium, Firefox and Safari all decode MP3, M4A (AAC), Ogg or WebM (Opus), WAV and FLAC: convert the recording to one of them'),
   };
 
-  var current = { key: null, bytes: null, audio: null };  // the recording being transcribed
+  var current = { key: null, bytes: null, rec: null };  // the recording being transcribed
 
   function fail(message, kind) {
     var err = new Error(message);
@@ -38,72 +38,149 @@
    * dulled 5-8 kHz (the hiss of s, f, th): tiny.en heard a 3-minute lecture with 0.265 of its words
    * wrong against 0.254 from ffmpeg's decoding, and with this 0.248 (tests/bench/lecture_pieces.py). */
   var DECODE_RATE = 2 * RATE;
-  var TAPS = (function (n, cut) {
-    var h = new Float64Array(n), sum = 0, i;
-    for (i = 0; i < n; i++) {
-      var k = i - (n - 1) / 2;
+  var HALF = 31;  // the filter's reach on either side, in DECODE_RATE samples
+  /** The filter's 64 taps for output samples that fall `frac` (0 <= frac < 1) of a sample past a
+   * decoded one: a windowed sinc at the shifted points, so a chunk whose first sample does not fall
+   * on the 32 kHz grid of the whole recording is still read at the right instants.  frac 0 gives
+   * the 63-tap filter (and a zero). */
+  function taps(frac) {
+    var h = new Float64Array(2 * HALF + 2), sum = 0, cut = 7600 / DECODE_RATE;
+    for (var i = 0; i < h.length; i++) {
+      var k = i - HALF - frac;
+      if (Math.abs(k) >= HALF) continue;
       var sinc = k === 0 ? 2 * cut : Math.sin(2 * Math.PI * cut * k) / (Math.PI * k);
-      h[i] = sinc * (0.42 - 0.5 * Math.cos(2 * Math.PI * i / (n - 1)) + 0.08 * Math.cos(4 * Math.PI * i / (n - 1)));
+      h[i] = sinc * (0.42 + 0.5 * Math.cos(Math.PI * k / HALF) + 0.08 * Math.cos(2 * Math.PI * k / HALF));
       sum += h[i];
     }
-    for (i = 0; i < n; i++) h[i] /= sum;
+    for (i = 0; i < h.length; i++) h[i] /= sum;
     return h;
-  })(63, 7600 / DECODE_RATE);
+  }
 
-  /** The recording as 16-bit mono at 16 kHz: the browser decodes it at 32 kHz, then it is mixed
-   * down and halved here a minute at a time between turns of the event loop, and the browser's
-   * float copy is let go (a 90-minute lecture: 173 MB held instead of 1.4 GB for stereo floats). */
-  function decode(bytes) {
+  /** Mixes a decoded AudioBuffer (at DECODE_RATE) down to mono, halves it through the filter and writes
+   * 16-bit samples [from, to) of `out` (16 kHz), where out[j] is the buffer's sample 2 * j - origin
+   * (origin: the buffer's first sample, in DECODE_RATE samples from the recording's start).  Works a
+   * minute at a time between turns of the event loop. */
+  function halve(audio, out, outStart, from, to, origin) {
+    var n = audio.length, base = Math.floor(origin), h = taps(Math.ceil(origin) - origin);
+    var shift = base === origin ? 0 : 1;  // sample 2j - origin lies `frac` past 2j - ceil(origin)
+    var channels = [];
+    for (var c = 0; c < audio.numberOfChannels; c++) channels.push(audio.getChannelData(c));
+    var scale = 1 / channels.length, step = 60 * RATE;
+    function mix(a) {
+      var z = Math.min(to, a + step);
+      // this minute and the filter's reach on either side, mixed down once
+      var lo = Math.max(0, 2 * a - base - shift - HALF), hi = Math.min(n, 2 * (z - 1) - base - shift + HALF + 2);
+      var mono = new Float32Array(Math.max(0, hi - lo));
+      for (var c = 0; c < channels.length; c++) {
+        var ch = channels[c];
+        for (var i = lo; i < hi; i++) mono[i - lo] += ch[i];
+      }
+      for (var j = a; j < z; j++) {
+        var centre = 2 * j - base - shift, sum = 0;
+        var x0 = Math.max(lo, centre - HALF), x1 = Math.min(hi - 1, centre + HALF + 1);
+        for (var x = x0; x <= x1; x++) sum += h[x - centre + HALF] * mono[x - lo];
+        var v = sum * scale;
+        out[j - outStart] = v >= 1 ? 32767 : v <= -1 ? -32768 : Math.round(v * 32767);
+      }
+      if (z >= to) return out;
+      return new Promise(function (resolve) { setTimeout(resolve, 0); }).then(function () { return mix(z); });
+    }
+    return from < to ? mix(from) : Promise.resolve(out);
+  }
+
+  function decodeAudio(buffer) {
     var ctx = new OfflineAudioContext(1, 1, DECODE_RATE);
-    var copy = bytes.slice().buffer;  // decodeAudioData takes the buffer away
     return new Promise(function (resolve, reject) {
-      ctx.decodeAudioData(copy, resolve, reject);
+      ctx.decodeAudioData(buffer, resolve, reject);
     }).then(function (audio) {
       if (!audio || !audio.length) throw fail(TEXT.undecodable, 'undecodable');
-      var n = audio.length, half = (TAPS.length - 1) / 2;
-      var out = new Int16Array(Math.ceil(n / 2));
-      var channels = [];
-      for (var c = 0; c < audio.numberOfChannels; c++) channels.push(audio.getChannelData(c));
-      var step = 60 * RATE;
-      function mix(from) {
-        var to = Math.min(out.length, from + step);
-        // this minute and the filter's reach on either side, mixed down once
-        var lo = Math.max(0, 2 * from - half), hi = Math.min(n, 2 * (to - 1) + half + 1);
-        var mono = new Float32Array(hi - lo);
-        for (var c = 0; c < channels.length; c++) {
-          var ch = channels[c];
-          for (var i = lo; i < hi; i++) mono[i - lo] += ch[i];
-        }
-        var scale = 1 / channels.length;
-        for (var j = from; j < to; j++) {
-          var centre = 2 * j, sum = 0;
-          var a = Math.max(lo, centre - half), b = Math.min(hi - 1, centre + half);
-          for (var x = a; x <= b; x++) sum += TAPS[x - centre + half] * mono[x - lo];
-          var v = sum * scale;
-          out[j] = v >= 1 ? 32767 : v <= -1 ? -32768 : Math.round(v * 32767);
-        }
-        if (to === out.length) return out;
-        return new Promise(function (resolve) { setTimeout(resolve, 0); }).then(function () { return mix(to); });
-      }
-      return mix(0);
+      return audio;
     }, function () { throw fail(TEXT.undecodable, 'undecodable'); });
   }
 
-  /** Samples [from, to) as floats. */
-  function mono(audio, from, to) {
-    var out = new Float32Array(Math.max(0, to - from));
-    for (var i = from; i < to; i++) out[i - from] = audio[i] / 32768;
+  /* A recording is decoded CHUNK_S at a time where audio-split.js can cut its file (MP3, M4A/MP4
+   * with AAC, Ogg Opus or Vorbis, WAV), so a 90-minute lecture never lies in memory as floats:
+   * at most two chunks are kept, as 16-bit mono at 16 kHz.  Other files are decoded whole. */
+  var CHUNK_S = 120;
+
+  /** open(bytes) -> {length (16 kHz samples), region(from, to) -> {offset, data: Int16Array}} */
+  function open(bytes) {
+    var plan = self.QuireAudioSplit && QuireAudioSplit.plan(bytes);
+    var chunkS = q._recordingChunkSeconds || CHUNK_S;
+    if (!plan || plan.duration <= chunkS) return whole(bytes);
+    var units = plan.units, starts = [0];  // the unit each chunk keeps from
+    for (var u = 1; u < units.length; u++) if (units[u] >= starts.length * chunkS) starts.push(u);
+    var length = Math.round(plan.duration * RATE);
+    var at = function (k) { return k === 0 ? 0 : k >= starts.length ? length : Math.round(units[starts[k]] * RATE); };
+    var kept = {}, fallback = null;
+
+    function chunk(k) {
+      if (kept[k]) return kept[k];
+      var first = Math.max(0, starts[k] - plan.preroll);
+      var last = k + 1 < starts.length ? Math.min(units.length, starts[k + 1] + 1) : units.length;
+      var origin = (units[first] + (first === 0 && plan.native ? 0 : plan.skip || 0)) * DECODE_RATE;
+      var from = at(k), to = at(k + 1);
+      kept[k] = decodeAudio(plan.build(first, last)).then(function (audio) {
+        return halve(audio, new Int16Array(to - from), from, from, to, origin);
+      }).then(function (data) { return { from: from, data: data }; });
+      kept[k].catch(function () { delete kept[k]; });
+      return kept[k];
+    }
+
+    function region(from, to) {
+      if (fallback) return fallback.then(function (rec) { return rec.region(from, to); });
+      var wanted = [];
+      for (var k = 0; k < starts.length; k++) if (at(k) < to && at(k + 1) > from) wanted.push(k);
+      Object.keys(kept).forEach(function (k) { if (wanted.indexOf(+k) < 0 && +k < wanted[0]) delete kept[k]; });
+      return Promise.all(wanted.map(chunk)).then(function (parts) {
+        var out = new Int16Array(to - from);
+        parts.forEach(function (p) {
+          var a = Math.max(from, p.from), z = Math.min(to, p.from + p.data.length);
+          if (z > a) out.set(p.data.subarray(a - p.from, z - p.from), a - from);
+        });
+        return { offset: from, data: out };
+      }, function () {
+        // a cut this browser would not decode: the whole file, as before (the same length, so the pieces stay)
+        kept = {};
+        fallback = fallback || whole(bytes);
+        return fallback.then(function (rec) { return rec.region(from, to); });
+      });
+    }
+    return Promise.resolve({ length: length, region: region, chunks: starts.length, format: plan.format });
+  }
+
+  /** The whole file decoded at once, as the browser does it: for what audio-split.js cannot cut. */
+  function whole(bytes) {
+    return decodeAudio(bytes.slice().buffer).then(function (audio) {  // decodeAudioData takes the buffer away
+      var out = new Int16Array(Math.ceil(audio.length / 2));
+      return halve(audio, out, 0, 0, out.length, 0);
+    }).then(function (data) {
+      return {
+        length: data.length, chunks: 1, format: null,
+        region: function (from, to) {
+          var out = new Int16Array(to - from);
+          out.set(data.subarray(Math.min(from, data.length), Math.min(to, data.length)));
+          return Promise.resolve({ offset: from, data: out });
+        },
+      };
+    });
+  }
+
+  /** Samples [from, to) of a region as floats. */
+  function mono(region, from, to) {
+    var out = new Float32Array(Math.max(0, to - from)), d = region.data, o = region.offset;
+    for (var i = from; i < to; i++) out[i - from] = d[i - o] / 32768;
     return out;
   }
 
   /** Where piece k starts, in samples: 0 for the first, then the middle of the longest quiet
    * stretch in the QUIET_S before k * pieceSeconds (a pause between sentences rather than one
    * between words; frames within 4x the quietest, or digital silence, count as quiet). */
-  function boundary(audio, k, pieceSeconds) {
+  function boundary(region, length, k, pieceSeconds) {
     if (k === 0) return 0;
-    var end = Math.min(audio.length, Math.round(k * pieceSeconds * RATE));
+    var end = Math.min(length, Math.round(k * pieceSeconds * RATE));
     var start = Math.max(0, end - QUIET_S * RATE);
-    var pcm = mono(audio, start, end);
+    var pcm = mono(region, start, end);
     var energy = [];
     for (var f = 0; f + FRAME <= pcm.length; f += FRAME) {
       var sum = 0;
@@ -150,29 +227,39 @@
 
   q._pageMethods.transcribe = function (a) {
     if (!self.QuireVoice || !QuireVoice.available()) throw fail(TEXT.notIncluded, 'not-included');
-    if (a.data) current = { key: a.key, bytes: a.data, audio: null };
+    if (a.data) current = { key: a.key, bytes: a.data, rec: null };
     if (current.key !== a.key) return { needData: true };
-    var ready = current.audio ? Promise.resolve(current.audio) : decode(current.bytes).then(function (audio) {
-      current.audio = audio;
-      current.bytes = null;  // the decoded sound is all that is needed now
-      return audio;
-    });
-    return ready.then(function (audio) {
-      var pieces = Math.max(1, Math.ceil(audio.length / (a.pieceSeconds * RATE)));
+    var mine = current;
+    var ready = mine.rec || (mine.rec = open(mine.bytes));
+    return ready.then(function (rec) {
+      var ps = a.pieceSeconds, pieces = Math.max(1, Math.ceil(rec.length / (ps * RATE)));
       if (a.piece >= pieces) throw new Error('piece ' + a.piece + ' of a recording with ' + pieces);
-      var from = boundary(audio, a.piece, a.pieceSeconds);
-      var to = a.piece + 1 < pieces ? boundary(audio, a.piece + 1, a.pieceSeconds) : audio.length;
-      var pcm = mono(audio, from, to);
-      if (a.piece + 1 === pieces) current = { key: null, bytes: null, audio: null };  // done: let it go
-      var done = { text: '', start: from / RATE, end: to / RATE, pieces: pieces, silent: true, voiced: 0 };
-      if (QuireVoice.silent(pcm)) return done;
-      var speech = voiced(pcm);
-      return QuireVoice.transcribe(padded(pcm)).then(function (r) {
-        return { text: r.text || '', start: from / RATE, end: to / RATE, pieces: pieces, silent: !!r.silent, voiced: speech };
+      var lo = Math.max(0, Math.round(a.piece * ps * RATE) - QUIET_S * RATE);
+      var hi = Math.min(rec.length, Math.round((a.piece + 1) * ps * RATE));
+      return rec.region(lo, hi).then(function (region) {
+        var from = boundary(region, rec.length, a.piece, ps);
+        var to = a.piece + 1 < pieces ? boundary(region, rec.length, a.piece + 1, ps) : rec.length;
+        var pcm = mono(region, from, Math.min(to, hi));
+        if (a.piece + 1 === pieces && current === mine) current = { key: null, bytes: null, rec: null };  // done: let it go
+        var done = { text: '', start: from / RATE, end: to / RATE, pieces: pieces, silent: true, voiced: 0 };
+        if (QuireVoice.silent(pcm)) return done;
+        var speech = voiced(pcm);
+        return QuireVoice.transcribe(padded(pcm)).then(function (r) {
+          return { text: r.text || '', start: from / RATE, end: to / RATE, pieces: pieces, silent: !!r.silent, voiced: speech };
+        });
       });
-    }, function (err) {
-      current = { key: null, bytes: null, audio: null };
+    }).catch(function (err) {
+      if (current === mine) current = { key: null, bytes: null, rec: null };
       throw err;
+    });
+  };
+  /** The recording's 16 kHz samples [from, to) as the pieces see them (tests compare cut and whole decodes). */
+  q._recordingSamples = function (bytes, from, to, whole_) {
+    return (whole_ ? whole(bytes) : open(bytes)).then(function (rec) {
+      to = Math.min(to, rec.length);
+      return rec.region(from, to).then(function (r) {
+        return { length: rec.length, chunks: rec.chunks, format: rec.format, data: r.data };
+      });
     });
   };
   /* Media types by extension, so the browser knows what it plays (video files play in <video>). */
