@@ -15,19 +15,29 @@ from quire.transcripts import english_share
 
 
 class FakeEngine:
-    """Answers like the page's transcribe method: ``texts[n]`` for piece n, PIECE_S (22 s) each."""
+    """Answers like the page's transcribe method: ``texts[n]`` for piece n, PIECE_S (22 s) each.
+    With ``heard`` (a language code, its English name, a probability), the page's language guess:
+    made at the first piece with text whenever the engine passes no language, as the page does;
+    ``languages`` records what the engine passed with each piece."""
 
-    def __init__(self, texts, fail=None, voiced=None):
-        self.texts, self.fail, self.calls, self.voiced = texts, fail, [], voiced
+    def __init__(self, texts, fail=None, voiced=None, heard=None):
+        self.texts, self.fail, self.calls, self.voiced, self.heard = texts, fail, [], voiced, heard
+        self.languages = []
 
-    async def __call__(self, key, data, piece, piece_s):
+    async def __call__(self, key, data, piece, piece_s, language=None):
         self.calls.append(piece)
+        self.languages.append(language)
         if self.fail:
             raise ExtractError(self.fail)
         reply = {"text": self.texts[piece], "start": piece * piece_s, "end": (piece + 1) * piece_s,
-                 "pieces": len(self.texts), "silent": not self.texts[piece]}
+                 "pieces": len(self.texts), "silent": not self.texts[piece], "language": language}
         if self.voiced:
             reply["voiced"] = self.voiced[piece]
+        if self.heard and not language and self.texts[piece]:
+            code, name, probability = self.heard
+            reply.update(language=code, probability=probability)
+            if code not in ("en", "de"):
+                reply.update(text="", languageName=name)
         return reply
 
 
@@ -54,6 +64,7 @@ def test_pieces_become_passages_cited_by_time_span():
         assert counts["added"] == 1 and engine.calls == [0, 1, 2, 3]
         source = q.sources()[0]
         assert source["kind"] == "audio" and source["chunks"] == 3 and source["unit_label"] == "pieces"
+        assert not source.get("warnings")  # (a recording's bytes hold no text before Train: no "no text found")
         hit = (await q.search("mitochondria energy"))[0]
         assert hit["location"] == {"time": [44.0, 66.0]} and hit["location_label"] == "0:44–1:06"
     asyncio.run(go())
@@ -75,7 +86,7 @@ def test_cancel_keeps_transcribed_pieces_and_train_resumes():
 
 
 @pytest.mark.parametrize("texts, fail, message", [
-    (["", "", ""], None, "no speech found in talk.wav"),
+    (["", "", ""], None, "no speech found in talk.wav (only silence, music or noise; Quire transcribes English and German speech)"),
     (["[music]", "", "you"], None, "no speech found in talk.wav"),
     (["Ich bin Biologe und die Zelle teilt sich morgen früh wieder schnell."] * 3, None,
      "does not sound like English speech"),
@@ -146,4 +157,66 @@ def test_a_quiet_lecture_with_pauses_keeps_every_piece():
         q2 = await open_with(FakeEngine([" ".join(LECTURE)] * 2, voiced=[16.0, 15.0]))
         await q2.stage("lecture.mp3", b"ID3 a recording")
         assert (await q2.train())["added"] == 1 and not left_out(q2.sources()[0])
+    asyncio.run(go())
+
+
+GERMAN_LECTURE = [
+    "Heute betrachten wir die Zelle und wie sie sich in zwei Zellen teilt.",
+    "",
+    "In den Mitochondrien gewinnt die Zelle den größten Teil ihrer Energie, wie wir letzte Woche gesehen haben.",
+    "Der Zellkern enthält das Erbgut der Zelle und ist von einer Membran umgeben.",
+]
+
+
+def test_a_german_lecture_is_transcribed_in_german_and_resumes_in_german():
+    async def go():
+        store = MemoryStore()
+        engine = FakeEngine(GERMAN_LECTURE, heard=("de", "German", 0.69), voiced=[5.5, 0.0, 7.0, 6.0])
+        q = await open_with(engine, store)
+        await q.stage("vorlesung.m4a", b"....ftypM4A ")
+        with pytest.raises(TrainCancelled):
+            await q.train(cancelled=lambda: len(engine.calls) >= 2)
+        # the guess was made at the first piece; every later piece is asked for in German
+        assert engine.languages == [None, "de"]
+        resumed = FakeEngine(GERMAN_LECTURE, heard=("en", "English", 0.9), voiced=[5.5, 0.0, 7.0, 6.0])
+        q = await open_with(resumed, store)
+        assert (await q.train())["added"] == 1
+        assert resumed.calls == [2, 3] and resumed.languages == ["de", "de"]  # the cached pieces' language, not a new guess
+        source = q.sources()[0]
+        assert source["status"] == "trained" and source["chunks"] == 3 and not source.get("warnings")
+        hit = (await q.search("Mitochondrien Energie"))[0]
+        assert hit["location"] == {"time": [44.0, 66.0]}
+    asyncio.run(go())
+
+
+def test_a_german_piece_in_a_loop_is_left_out_and_a_third_language_is_refused_by_name():
+    async def go():
+        loop = "Die Zelle die Zelle die Zelle die Zelle die Zelle die Zelle die Zelle die Zelle."
+        q = await open_with(FakeEngine([*GERMAN_LECTURE, loop], heard=("de", "German", 0.8)))
+        await q.stage("vorlesung.mp3", b"ID3 a recording")
+        assert (await q.train())["added"] == 1
+        assert "1 of 5 pieces left out: no clear German speech there" in q.sources()[0]["warnings"]
+        store = MemoryStore()
+        french = FakeEngine(["Les glaciers creusent de larges vallées.", "La lave refroidit."], heard=("fr", "French", 0.74))
+        q = await open_with(french, store)
+        await q.stage("cours.mp3", b"ID3 a recording")
+        await q.stage("notes.txt", b"The cell is the unit of life.")
+        assert (await q.train())["failed"] == 1
+        failed = next(s for s in q.sources() if s["name"] == "cours.mp3")
+        assert failed["error"] == ("cours.mp3 sounds like French (the speech engine is 74% sure); "
+                                   "Quire transcribes English and German speech")
+        assert french.calls == [0]  # refused at the guess, and nothing cached: the next Train guesses again
+        assert await store.get("ocr", "transcript:" + failed["sha256"] + ":0") is None if "sha256" in failed else True
+    asyncio.run(go())
+
+
+def test_english_heard_as_english_is_judged_as_before():
+    # the page's guess is English: tiny.en's inventions are still refused by their few words
+    german = "He made a completely different personality. He made a totally different smile."
+    async def go():
+        q = await open_with(FakeEngine([german, "Thank you."], voiced=[19.6, 2.1], heard=("en", "English", 0.55)))
+        await q.stage("talk.mp3", b"ID3 a recording")
+        assert (await q.train())["failed"] == 1
+        assert q.sources()[0]["error"] == ("talk.mp3 does not sound like clear English speech; "
+                                           "Quire transcribes English and German speech")
     asyncio.run(go())

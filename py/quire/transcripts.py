@@ -1,6 +1,10 @@
-"""Recordings during Train: the page decodes a recording and Whisper tiny.en transcribes it one
-piece (16-28 s, cut in a pause) at a time; each piece becomes a unit cited by its
-time span.
+"""Recordings during Train: the page decodes a recording and Whisper transcribes it one piece
+(16-28 s, cut in a pause) at a time; each piece becomes a unit cited by its time span.
+
+Languages: English (Whisper tiny.en) and German (multilingual Whisper base).  The page guesses a
+recording's language from its first piece with enough sound; the engine keeps it with the pieces
+and passes it back with every later one, and a recording in a third language fails, named.  A
+bundle without the multilingual model cannot guess: its recordings are heard as English.
 
 The engine is injected: in the tab it is the page (``site/assets/api.js``'s ``transcribe`` page
 method, reached through ``quire.browser.page``); on CPython there is none and a recording fails
@@ -20,8 +24,10 @@ from typing import Awaitable, Callable
 from quire.extract.base import ExtractError
 from quire.model import Unit
 
-# (file key, bytes, piece index, piece seconds) -> {text, start, end, pieces, silent}
-Transcribe = Callable[[str, bytes, int, float], Awaitable[dict]]
+# (file key, bytes, piece index, piece seconds, language or None) ->
+#     {text, start, end, pieces, silent, voiced, language, probability}
+Transcribe = Callable[[str, bytes, int, float, "str | None"], Awaitable[dict]]
+LANGUAGES = {"en": "English", "de": "German"}  # what recordings are transcribed in
 
 PIECE_S = 22.0  # the page cuts in the longest pause of the 6 s before each multiple: pieces of 16-28 s, padded to one 30 s Whisper window
 MIN_WORDS = 3  # fewer in a whole recording is what Whisper makes of noise, not speech
@@ -60,6 +66,23 @@ def english_share(text: str) -> float:
     return sum(w in ENGLISH_WORDS for w in words) / len(words) if words else 0.0
 
 
+def sounds_like(text: str, language: str | None) -> bool:
+    """Whether a piece's transcript reads like speech in ``language``: English (or not known)
+    as :func:`sounds_english`; German, heard by the multilingual model in German, only not in a loop.
+
+    >>> sounds_like("Die Zelle teilt sich in zwei Zellen, und jede von ihnen hat dieselben Gene wie die erste.", "de")
+    True
+    >>> sounds_like("Die Zelle teilt sich in zwei Zellen, und jede von ihnen hat dieselben Gene wie die erste.", "en")
+    False
+    >>> sounds_like("Die Zelle die Zelle die Zelle die Zelle die Zelle die Zelle die Zelle.", "de")
+    False
+    """
+    if language == "de":
+        words = re.findall(r"\w+", text.lower())
+        return len(words) < MIN_WORDS_FOR_LANGUAGE or len(set(words)) / len(words) >= MIN_DISTINCT_SHARE
+    return sounds_english(text)
+
+
 def sounds_english(text: str) -> bool:
     """Whether a piece's transcript reads like English speech, not what tiny.en makes of another
     language (few English words, or the same few words in a loop).  Short pieces pass.
@@ -90,7 +113,7 @@ def too_few_words(piece: dict) -> bool:
     voiced = piece.get("voiced")
     if not voiced or voiced < MIN_VOICED_S:
         return False
-    return len(re.findall(r"[a-z']+", piece["text"].lower())) < MIN_WORDS_PER_VOICED_S * voiced
+    return len(re.findall(r"\w+", piece["text"].lower())) < MIN_WORDS_PER_VOICED_S * voiced
 
 
 def units_of(pieces: list[dict]) -> list[Unit]:
@@ -114,6 +137,7 @@ async def read_recording(record: dict, data: bytes, transcribe: Transcribe | Non
     pieces: list[dict] = []
     total, n = None, 0
     spent, fresh = 0.0, 0
+    language = None  # the recording's, once a piece says it
     while total is None or n < total:
         eta = round(spent / fresh * (total - n)) if fresh and total else None
         report({"stage": "transcribe", "file": name, "done": n, "pieces": total, "eta_s": eta})
@@ -125,7 +149,7 @@ async def read_recording(record: dict, data: bytes, transcribe: Transcribe | Non
         if piece is None:
             started = time.monotonic()
             try:
-                reply = await transcribe(record["sha256"], data, n, PIECE_S)
+                reply = await transcribe(record["sha256"], data, n, PIECE_S, language)
             except TranscriptUnavailable:
                 raise
             except ExtractError as exc:  # the page's reason: no audio track, a codec it cannot decode
@@ -136,27 +160,59 @@ async def read_recording(record: dict, data: bytes, transcribe: Transcribe | Non
                      "end": float(reply["end"]), "pieces": int(reply["pieces"]), "silent": bool(reply.get("silent"))}
             if reply.get("voiced") is not None:
                 piece["voiced"] = round(float(reply["voiced"]), 1)
+            if reply.get("language"):
+                piece["language"] = str(reply["language"])
+            if reply.get("probability") is not None:
+                piece["probability"] = float(reply["probability"])
+            if reply.get("languageName"):
+                piece["language_name"] = str(reply["languageName"])
+            if piece.get("language") and piece["language"] not in LANGUAGES:
+                raise ExtractError(not_ours(name, piece))  # not cached: the guess is made again next time
             await store.commit([("ocr", key, piece)])  # at once: a closed tab keeps this piece
+        language = language or piece.get("language")
         total = piece["pieces"]
         pieces.append(piece)
         n += 1
     report({"stage": "transcribe", "file": name, "done": total, "pieces": total, "eta_s": 0})
     heard = [p for p in pieces if p["text"]]
-    strange = [p for p in heard if not sounds_english(p["text"]) or too_few_words(p)]
+    strange = [p for p in heard if not sounds_like(p["text"], p.get("language") or language) or too_few_words(p)]
     # Most of the recording, by its seconds of sound where the page measured them (a short last
     # piece must not outvote the rest), else by pieces.
     weight = (lambda p: p.get("voiced") or 0.0) if all(p.get("voiced") for p in heard) else (lambda p: 1.0)
     if heard and sum(map(weight, strange)) * 2 > sum(map(weight, heard)):
-        raise ExtractError(f"{name} does not sound like English speech; the speech engine "
-                           "(Whisper tiny.en) transcribes English only")
+        if language is None:  # a bundle without the multilingual model: English only
+            raise ExtractError(f"{name} does not sound like English speech; the speech engine "
+                               "(Whisper tiny.en) transcribes English only")
+        if language == "de":
+            raise ExtractError(f"{name} does not sound like clear German speech; Quire transcribes English and German speech")
+        raise ExtractError(f"{name} does not sound like clear English speech; Quire transcribes English and German speech")
     units = units_of([p for p in pieces if p not in strange])
     text = " ".join(u.text for u in units)
-    words = len(re.findall(r"[A-Za-z]{2,}", text))
+    words = len(re.findall(r"[^\W\d_]{2,}", text))
     if words < MIN_WORDS:  # Whisper hears "you" or "Thank you." in noise
         raise ExtractError(f"no speech found in {name} (only silence, music or noise; "
-                           "Quire transcribes English speech)")
+                           "Quire transcribes English and German speech)")
     duration = pieces[-1]["end"] if pieces else 0.0
     meta = {"duration_s": round(duration, 1), "pieces": total, "words": words}
+    if language:
+        meta["language"] = language
     if strange:
-        meta["warnings"] = [f"{len(strange)} of {total} pieces left out: no clear English speech there"]
+        meta["warnings"] = [f"{len(strange)} of {total} pieces left out: no clear German speech there" if language == "de"
+                            else f"{len(strange)} of {total} pieces left out: no clear English speech there"]
     return units, meta
+
+
+def not_ours(name: str, piece: dict) -> str:
+    """The refusal of a recording in a third language, with the speech engine's guess (the page
+    names the language: site/assets/api-recordings.js, whose names the German catalog translates).
+
+    >>> not_ours("talk.mp3", {"language": "fr", "language_name": "French", "probability": 0.74})
+    'talk.mp3 sounds like French (the speech engine is 74% sure); Quire transcribes English and German speech'
+    >>> not_ours("talk.mp3", {"language": "xx"})
+    'talk.mp3 sounds like “xx”; Quire transcribes English and German speech'
+    """
+    language = piece.get("language_name") or f"“{piece['language']}”"
+    if piece.get("probability"):
+        return (f"{name} sounds like {language} (the speech engine is {round(100 * piece['probability'])}% sure); "
+                "Quire transcribes English and German speech")
+    return f"{name} sounds like {language}; Quire transcribes English and German speech"

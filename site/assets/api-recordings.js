@@ -1,15 +1,17 @@
 /* Recorded lectures: the engine asks the page for one piece of a recording's transcript at a time
  * (py/quire/transcripts.py, through quire._pageMethods.transcribe).  WebAudio decodes the file here,
- * at 16 kHz (decodeAudioData resamples to its context's rate), and Whisper tiny.en (QuireVoice's
- * worker) transcribes each piece off the main thread.
+ * a few minutes at a time (audio-split.js), and Whisper (QuireVoice's worker: tiny.en for English,
+ * multilingual base for German and for the language check) transcribes each piece off the main thread.
  *
- *   quire._pageMethods.transcribe({key, data, piece, pieceSeconds})
- *     -> {text, start, end, pieces, silent, voiced}  or  {needData: true} when the page lacks this file
+ *   quire._pageMethods.transcribe({key, data, piece, pieceSeconds, language})
+ *     -> {text, start, end, pieces, silent, voiced, language, probability}  or  {needData: true} when the
+ *        page lacks this file.  language: the recording's, once known ('en', 'de'); without it the
+ *        page guesses from this piece (multilingual Whisper base) and says what it heard.
  *   quire.recording(sourceId) -> File or null: the recording as added, for playing a cited moment
  *
  * Pieces end in the longest pause of the QUIET_S before each multiple of pieceSeconds, so a word is rarely cut in two; the same file always gives the same pieces,
  * which is what lets a cancelled Train resume from the engine's cache.  Only the file being
- * transcribed is held decoded (16 kHz mono, 16-bit), and it is let go after its last piece.
+ * transcribed is held, with at most two decoded stretches of it, and it is let go after its last piece.
  */
 (function () {
   'use strict';
@@ -225,6 +227,31 @@
     return out;
   }
 
+  /* The languages recordings are transcribed in: English by tiny.en, German by multilingual base.
+   * A recording's language is the multilingual model's guess at its first piece with DETECT_S of
+   * sound; the engine passes it back with every later piece (and keeps it with the cached pieces). */
+  var LANGUAGES = ['en', 'de'];
+  // Whisper's other languages a person may record in, named in the engine's refusal (the German
+  // catalog translates the names)
+  var NAMES = { fr: 'French', es: 'Spanish', it: 'Italian', pt: 'Portuguese', nl: 'Dutch', pl: 'Polish', ru: 'Russian',
+    uk: 'Ukrainian', cs: 'Czech', sv: 'Swedish', da: 'Danish', no: 'Norwegian', fi: 'Finnish', tr: 'Turkish', el: 'Greek',
+    hu: 'Hungarian', ro: 'Romanian', ar: 'Arabic', he: 'Hebrew', fa: 'Persian', hi: 'Hindi', zh: 'Chinese', ja: 'Japanese',
+    ko: 'Korean', vi: 'Vietnamese', th: 'Thai', id: 'Indonesian', ca: 'Catalan', hr: 'Croatian', sk: 'Slovak' };
+  var DETECT_S = 4;
+  var SURE = 0.25;  // English or German this likely is taken over a likelier third language (espeak's German
+                    // was once guessed Dutch); less, and the recording is refused as that language
+
+  /** {language, probability} for a piece, or null when this build or this piece cannot say. */
+  function guessLanguage(pcm, speech) {
+    if (!QuireVoice.multilingual || !QuireVoice.multilingual() || speech < DETECT_S) return Promise.resolve(null);
+    return QuireVoice.detect(padded(pcm.slice())).then(function (g) {
+      if (!g) return null;
+      if (LANGUAGES.indexOf(g.language) >= 0) return { language: g.language, probability: g.probability };
+      var ours = g.guesses.filter(function (x) { return LANGUAGES.indexOf(x[0]) >= 0 && x[1] >= SURE; })[0];
+      return ours ? { language: ours[0], probability: ours[1] } : { language: g.language, probability: g.probability, other: true };
+    });
+  }
+
   q._pageMethods.transcribe = function (a) {
     if (!self.QuireVoice || !QuireVoice.available()) throw fail(TEXT.notIncluded, 'not-included');
     if (a.data) current = { key: a.key, bytes: a.data, rec: null };
@@ -241,11 +268,23 @@
         var to = a.piece + 1 < pieces ? boundary(region, rec.length, a.piece + 1, ps) : rec.length;
         var pcm = mono(region, from, Math.min(to, hi));
         if (a.piece + 1 === pieces && current === mine) current = { key: null, bytes: null, rec: null };  // done: let it go
-        var done = { text: '', start: from / RATE, end: to / RATE, pieces: pieces, silent: true, voiced: 0 };
+        var done = { text: '', start: from / RATE, end: to / RATE, pieces: pieces, silent: true, voiced: 0, language: a.language || null };
         if (QuireVoice.silent(pcm)) return done;
         var speech = voiced(pcm);
-        return QuireVoice.transcribe(padded(pcm)).then(function (r) {
-          return { text: r.text || '', start: from / RATE, end: to / RATE, pieces: pieces, silent: !!r.silent, voiced: speech };
+        var decided = a.language ? Promise.resolve(null) : guessLanguage(pcm, speech);
+        return decided.then(function (guess) {
+          var language = a.language || (guess && guess.language) || null;
+          var reply = { text: '', start: from / RATE, end: to / RATE, pieces: pieces, silent: false, voiced: speech, language: language };
+          if (guess) reply.probability = Math.round(guess.probability * 1000) / 1000;
+          if (guess && guess.other) {  // neither English nor German: the engine refuses the file
+            if (NAMES[language]) reply.languageName = NAMES[language];
+            return reply;
+          }
+          return QuireVoice.transcribe(padded(pcm), { language: language || 'en' }).then(function (r) {
+            reply.text = r.text || '';
+            reply.silent = !!r.silent;
+            return reply;
+          });
         });
       });
     }).catch(function (err) {

@@ -804,6 +804,15 @@ QuireI18n.add('de', {
   "piece": ["Stück", "Stücke"],
   "Recorded lectures (MP3, M4A, Ogg/Opus, WAV, WebM, MP4): English speech only": "Aufgezeichnete Vorlesungen (MP3, M4A, Ogg/Opus, WAV, WebM, MP4): nur englische Sprache",
   "English speech only": "nur englische Sprache",
+  "English or German speech": "englische oder deutsche Sprache",
+  "Recorded lectures (MP3, M4A, Ogg/Opus, WAV, WebM, MP4): English or German speech": "Aufgezeichnete Vorlesungen (MP3, M4A, Ogg/Opus, WAV, WebM, MP4): englische oder deutsche Sprache",
+  // languages a recording may be in, named when it is refused (assets/api-recordings.js)
+  "French": "Französisch", "Spanish": "Spanisch", "Italian": "Italienisch", "Portuguese": "Portugiesisch", "Dutch": "Niederländisch",
+  "Polish": "Polnisch", "Russian": "Russisch", "Ukrainian": "Ukrainisch", "Czech": "Tschechisch", "Swedish": "Schwedisch",
+  "Danish": "Dänisch", "Norwegian": "Norwegisch", "Finnish": "Finnisch", "Turkish": "Türkisch", "Greek": "Griechisch",
+  "Hungarian": "Ungarisch", "Romanian": "Rumänisch", "Arabic": "Arabisch", "Hebrew": "Hebräisch", "Persian": "Persisch",
+  "Hindi": "Hindi", "Chinese": "Chinesisch", "Japanese": "Japanisch", "Korean": "Koreanisch", "Vietnamese": "Vietnamesisch",
+  "Thai": "Thailändisch", "Indonesian": "Indonesisch", "Catalan": "Katalanisch", "Croatian": "Kroatisch", "Slovak": "Slowakisch",
   "transcribing: piece {piece} of {pieces}": "Transkription: Stück {piece} von {pieces}",
   "transcribing": "Transkription",
   "Speech transcription is not included in this copy of Quire (it was built with --no-voice).": "Die Transkription von Sprache ist in dieser Kopie von Quire nicht enthalten (sie wurde mit --no-voice gebaut).",
@@ -813,9 +822,14 @@ QuireI18n.add('de', {
 /* The engine's messages (Python), matched whole; {name} takes any text and is itself translated when it is a known message. */
 QuireI18n.addEngine('de', {
   // recorded lectures (quire/transcripts.py)
-  "no speech found in {name} (only silence, music or noise; Quire transcribes English speech)": "keine Sprache in {name} gefunden (nur Stille, Musik oder Rauschen; Quire transkribiert englische Sprache)",
+  "no speech found in {name} (only silence, music or noise; Quire transcribes English and German speech)": "keine Sprache in {name} gefunden (nur Stille, Musik oder Rauschen; Quire transkribiert englische und deutsche Sprache)",
   "{name} does not sound like English speech; the speech engine (Whisper tiny.en) transcribes English only": "{name} klingt nicht nach englischer Sprache; die Spracherkennung (Whisper tiny.en) transkribiert nur Englisch",
+  "{name} does not sound like clear English speech; Quire transcribes English and German speech": "{name} klingt nicht nach klarer englischer Sprache; Quire transkribiert englische und deutsche Sprache",
+  "{name} does not sound like clear German speech; Quire transcribes English and German speech": "{name} klingt nicht nach klarer deutscher Sprache; Quire transkribiert englische und deutsche Sprache",
+  "{name} sounds like {language} (the speech engine is {percent}% sure); Quire transcribes English and German speech": "{name} klingt nach {language} (die Spracherkennung ist sich zu {percent} % sicher); Quire transkribiert englische und deutsche Sprache",
+  "{name} sounds like {language}; Quire transcribes English and German speech": "{name} klingt nach {language}; Quire transkribiert englische und deutsche Sprache",
   "{n} of {total} pieces left out: no clear English speech there": "{n} von {total} Stücken ausgelassen: dort keine klare englische Sprache",
+  "{n} of {total} pieces left out: no clear German speech there": "{n} von {total} Stücken ausgelassen: dort keine klare deutsche Sprache",
   "could not transcribe {name}: {reason}": "{name} konnte nicht transkribiert werden: {reason}",
   "speech transcription is not included in this copy of Quire (it was built without voice)": "die Transkription von Sprache ist in dieser Kopie von Quire nicht enthalten (sie wurde ohne Spracheingabe gebaut)",
   "transcription stopped after {done} of {total} pieces of {name}; those are kept, and Train picks up from there": "Transkription nach {done} von {total} Stücken von {name} angehalten; diese bleiben erhalten, und das Training macht dort weiter",

@@ -7,7 +7,11 @@
  *
  *   QuireVoice.available()                   -> false when the build left voice out
  *   QuireVoice.load({onProgress})            -> resolves when the engine is ready
- *   QuireVoice.transcribe(pcm16k)            -> {text, ms}   (Float32Array, 16 kHz mono)
+ *   QuireVoice.transcribe(pcm16k, {language}) -> {text, ms}   (Float32Array, 16 kHz mono; language 'en' by
+ *                                               default, with tiny.en; another, such as 'de', with multilingual base)
+ *   QuireVoice.multilingual()                -> false when the build has no multilingual model
+ *   QuireVoice.detect(pcm16k)                -> {language: 'de', probability: 0.69, guesses: [['de', 0.69], …]}
+ *                                               or null: the multilingual model's guess at the first 30 s
  *   QuireVoice.toMono16k(audioBuffer)        -> Float32Array, resampled in the page
  *   QuireVoice.silent(pcm16k)                -> true when nothing in it is loud enough to be speech
  *   QuireVoice.canCapture()                  -> false when this browser cannot record off the main thread
@@ -24,7 +28,9 @@
     worker: 'voice/whisper-1.4.1.js',
     wasm: 'voice/whisper-1.4.1.wasm',
     model: 'voice/tiny.en-q5_0.bin',
+    multi: 'voice/base-q5_0.bin',
   };
+  var CORE = ['worker', 'wasm', 'model'];  // what spoken questions need; 'multi' only recordings
   var SAMPLE_RATE = 16000;  // Whisper's input rate
   var LIMITS = { loadMs: 180000, transcribeMs: 300000 };
   var TEXT = {  // every sentence the voice engine shows (one place for the translators)
@@ -47,7 +53,11 @@
   }
 
   function available() {
-    return !!(B && B.assets && Object.keys(FILES).every(function (role) { return B.assets[FILES[role]]; }));
+    return !!(B && B.assets && CORE.every(function (role) { return B.assets[FILES[role]]; }));
+  }
+
+  function multilingual() {
+    return available() && !!B.assets[FILES.multi];
   }
 
   /* One voice file's bytes, checked against its sha256 by the page's loader (quire.loadChecked). */
@@ -99,7 +109,8 @@
           if (!call) return;
           delete pending[msg.id];
           if (msg.type === 'text') call.resolve({ text: clean(msg.text), ms: msg.ms });
-          else call.reject(voiceError('engine', TEXT.engine + msg.message));
+          else if (msg.type === 'error') call.reject(voiceError('engine', TEXT.engine + msg.message));
+          else call.resolve(msg);
         };
         worker.onerror = function (e) { reject(voiceError('engine', TEXT.engine + (e.message || 'the worker stopped'))); };
         worker.postMessage({ type: 'init', wasm: buffers[1], model: buffers[2] }, [buffers[1], buffers[2]]);
@@ -110,7 +121,33 @@
       worker = null;
       ready = null;  // a later press may try again
     });
+    inWorker = 'model';
     return ready;
+  }
+
+  /* The worker holds one model at a time; every call that needs one waits its turn here, so a
+   * question asked while a German lecture is transcribed is answered by tiny.en, not by base. */
+  var inWorker = null;
+  var turn = Promise.resolve();
+
+  function ask(type, fields, transfer) {
+    var id = nextId++;
+    var answer = new Promise(function (resolve, reject) { pending[id] = { resolve: resolve, reject: reject }; });
+    fields.type = type;
+    fields.id = id;
+    worker.postMessage(fields, transfer || []);
+    return withTimeout(answer, LIMITS.transcribeMs);
+  }
+
+  function withModel(role, f) {
+    var run = turn.then(function () { return load(); }).then(function () {
+      if (inWorker === role) return f();
+      return loadFile(FILES[role]).then(function (bytes) {
+        return ask('model', { model: bytes }, [bytes]);
+      }).then(function () { inWorker = role; return f(); });
+    });
+    turn = run.catch(function () {});
+    return run;
   }
 
   /** Whisper's non-speech marks dropped: '[BLANK_AUDIO]', '[ Silence ]', '(music)', a music note (U+266A) -> ''. */
@@ -133,13 +170,26 @@
     return Math.sqrt(sum / Math.max(1, pcm.length));
   }
 
-  function transcribe(pcm) {
+  function transcribe(pcm, opts) {
+    var language = (opts && opts.language) || 'en';
     if (rms(pcm) < SILENCE_RMS) return Promise.resolve({ text: '', ms: 0, silent: true });
-    return load().then(function () {
-      var id = nextId++;
-      var answer = new Promise(function (resolve, reject) { pending[id] = { resolve: resolve, reject: reject }; });
-      worker.postMessage({ type: 'transcribe', id: id, pcm: pcm }, [pcm.buffer]);
-      return withTimeout(answer, LIMITS.transcribeMs);
+    if (language !== 'en' && !multilingual()) return Promise.reject(voiceError('not-included', TEXT.notIncluded));
+    return withModel(language === 'en' ? 'model' : 'multi', function () {
+      return ask('transcribe', { pcm: pcm, language: language }, [pcm.buffer]);
+    });
+  }
+
+  /** The multilingual model's guess at the language of the first 30 s of pcm, or null. */
+  function detect(pcm) {
+    if (!multilingual()) return Promise.resolve(null);
+    var copy = pcm.slice(0, 30 * SAMPLE_RATE);
+    return withModel('multi', function () {
+      return ask('detect', { pcm: copy }, [copy.buffer]);
+    }).then(function (msg) {
+      if (!msg || !msg.guess) return null;
+      var parts = msg.guess.split(' '), guesses = [];
+      for (var i = 0; i + 1 < parts.length; i += 2) guesses.push([parts[i], parseFloat(parts[i + 1])]);
+      return guesses.length ? { language: guesses[0][0], probability: guesses[0][1], guesses: guesses, ms: msg.ms } : null;
     });
   }
 
@@ -311,7 +361,7 @@
     return c;
   }
 
-  self.QuireVoice = { available: available, load: load, transcribe: transcribe, silent: function (pcm) { return rms(pcm) < SILENCE_RMS; }, toMono16k: toMono16k, clean: clean, FILES: FILES,
+  self.QuireVoice = { available: available, multilingual: multilingual, detect: detect, load: load, transcribe: transcribe, silent: function (pcm) { return rms(pcm) < SILENCE_RMS; }, toMono16k: toMono16k, clean: clean, FILES: FILES,
                       canCapture: canCapture, capture: capture,
                       SAMPLE_RATE: SAMPLE_RATE, TEXT: TEXT };
 })();

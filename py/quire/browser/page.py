@@ -56,13 +56,14 @@ async def recognise(key: str, data: bytes, page, kind: str, lang: str) -> dict:
     raise RuntimeError("the page lost the file it was reading")
 
 
-async def transcribe(key: str, data: bytes, piece: int, piece_s: float) -> dict:
-    """``quire.transcripts.Transcribe`` through the page: it decodes the file once, resamples
-    piece ``piece`` to 16 kHz mono and has the voice worker transcribe it."""
+async def transcribe(key: str, data: bytes, piece: int, piece_s: float, language: str | None = None) -> dict:
+    """``quire.transcripts.Transcribe`` through the page: it decodes the file a few minutes at a
+    time, resamples piece ``piece`` to 16 kHz mono and has the voice worker transcribe it in
+    ``language`` (None: the page guesses it from this piece and says what it heard)."""
     from quire.extract.base import ExtractError
     from quire.transcripts import TranscriptUnavailable
 
-    args = {"key": key, "data": None, "piece": piece, "pieceSeconds": piece_s}
+    args = {"key": key, "data": None, "piece": piece, "pieceSeconds": piece_s, "language": language}
     for attempt in range(2):
         try:
             reply = (await js.quirePageCall("transcribe", js_value(args))).to_py()

