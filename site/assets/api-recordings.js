@@ -228,8 +228,10 @@
   }
 
   /* The languages recordings are transcribed in: English by tiny.en, German by multilingual base.
-   * A recording's language is the multilingual model's guess at its first piece with DETECT_S of
-   * sound; the engine passes it back with every later piece (and keeps it with the cached pieces). */
+   * A recording's language is the multilingual model's guess, averaged over up to three 30 s
+   * windows from its first piece with DETECT_S of sound on (one window's guess moves a lot: the
+   * same espeak-ng German read as German at 0.77 or Latin at 0.29 as its window moved by a few
+   * seconds); the engine passes it back with every later piece and keeps it with the cached ones. */
   var LANGUAGES = ['en', 'de'];
   // Whisper's other languages a person may record in, named in the engine's refusal (the German
   // catalog translates the names)
@@ -238,17 +240,39 @@
     hu: 'Hungarian', ro: 'Romanian', ar: 'Arabic', he: 'Hebrew', fa: 'Persian', hi: 'Hindi', zh: 'Chinese', ja: 'Japanese',
     ko: 'Korean', vi: 'Vietnamese', th: 'Thai', id: 'Indonesian', ca: 'Catalan', hr: 'Croatian', sk: 'Slovak' };
   var DETECT_S = 4;
-  var SURE = 0.25;  // English or German this likely is taken over a likelier third language (espeak's German
-                    // was once guessed Dutch); less, and the recording is refused as that language
+  var WINDOWS = 3;
+  var CLOSE = 0.5;  // English or German at half the likeliest third language's share is taken (espeak-ng's
+                    // German was once guessed Latin first); less, and the recording is refused as that language
 
-  /** {language, probability} for a piece, or null when this build or this piece cannot say. */
-  function guessLanguage(pcm, speech) {
-    if (!QuireVoice.multilingual || !QuireVoice.multilingual() || speech < DETECT_S) return Promise.resolve(null);
-    return QuireVoice.detect(padded(pcm.slice())).then(function (g) {
-      if (!g) return null;
-      if (LANGUAGES.indexOf(g.language) >= 0) return { language: g.language, probability: g.probability };
-      var ours = g.guesses.filter(function (x) { return LANGUAGES.indexOf(x[0]) >= 0 && x[1] >= SURE; })[0];
-      return ours ? { language: ours[0], probability: ours[1] } : { language: g.language, probability: g.probability, other: true };
+  /** {language, probability[, other]} for the recording from sample `from` on, or null when this
+   * build or this stretch cannot say. */
+  function guessLanguage(rec, from) {
+    if (!QuireVoice.multilingual || !QuireVoice.multilingual()) return Promise.resolve(null);
+    var sums = {}, heard = 0, k = 0;
+    function next() {
+      var a = from + k * WINDOW_S * RATE;
+      if (k >= WINDOWS || a >= rec.length) return Promise.resolve();
+      k++;
+      return rec.region(a, Math.min(rec.length, a + WINDOW_S * RATE)).then(function (region) {
+        var pcm = mono(region, region.offset, region.offset + region.data.length);
+        if (QuireVoice.silent(pcm) || voiced(pcm) < DETECT_S) return next();
+        return QuireVoice.detect(padded(pcm)).then(function (g) {
+          if (g) {
+            heard++;
+            g.guesses.forEach(function (x) { sums[x[0]] = (sums[x[0]] || 0) + x[1]; });
+          }
+          return next();
+        });
+      });
+    }
+    return next().then(function () {
+      if (!heard) return null;
+      var ranked = Object.keys(sums).sort(function (x, y) { return sums[y] - sums[x]; });
+      var top = ranked[0], ours = ranked.filter(function (x) { return LANGUAGES.indexOf(x) >= 0; })[0];
+      var share = function (x) { return Math.round(1000 * sums[x] / heard) / 1000; };
+      if (LANGUAGES.indexOf(top) >= 0) return { language: top, probability: share(top) };
+      if (ours && sums[ours] >= CLOSE * sums[top]) return { language: ours, probability: share(ours) };
+      return { language: top, probability: share(top), other: true };
     });
   }
 
@@ -271,7 +295,7 @@
         var done = { text: '', start: from / RATE, end: to / RATE, pieces: pieces, silent: true, voiced: 0, language: a.language || null };
         if (QuireVoice.silent(pcm)) return done;
         var speech = voiced(pcm);
-        var decided = a.language ? Promise.resolve(null) : guessLanguage(pcm, speech);
+        var decided = a.language || speech < DETECT_S ? Promise.resolve(null) : guessLanguage(rec, from);
         return decided.then(function (guess) {
           var language = a.language || (guess && guess.language) || null;
           var reply = { text: '', start: from / RATE, end: to / RATE, pieces: pieces, silent: false, voiced: speech, language: language };

@@ -27,7 +27,7 @@ EMSCRIPTEN_KEEPALIVE int qv_init(void *buffer, size_t size) {
 // The encoder reads 2*audio_ctx mel frames.  Whisper pads every clip to 30 s; a short
 // question needs only its own frames plus one second of silence, which makes both the
 // mel spectrogram and the encoder several times faster for the same words.
-// The three likeliest languages of the first 30 s, as "de 0.690 en 0.201 fr 0.050"; null on failure
+// The five likeliest languages of the first 30 s, as "de 0.690 en 0.201 fr 0.050 …"; null on failure
 // or with an English-only model.
 EMSCRIPTEN_KEEPALIVE const char *qv_detect(const float *pcm, int n_samples) {
     g_text.clear();
@@ -38,7 +38,7 @@ EMSCRIPTEN_KEEPALIVE const char *qv_detect(const float *pcm, int n_samples) {
     if (whisper_lang_auto_detect(g_ctx, 0, 1, probs.data()) < 0) return nullptr;
     std::vector<int> order(probs.size());
     for (size_t i = 0; i < order.size(); i++) order[i] = (int) i;
-    for (int k = 0; k < 3 && k < (int) order.size(); k++) {
+    for (int k = 0; k < 5 && k < (int) order.size(); k++) {
         for (size_t j = k + 1; j < order.size(); j++) if (probs[order[j]] > probs[order[k]]) std::swap(order[j], order[k]);
         char part[32];
         std::snprintf(part, sizeof part, "%s%s %.3f", k ? " " : "", whisper_lang_str(order[k]), probs[order[k]]);

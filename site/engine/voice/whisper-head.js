@@ -4,7 +4,7 @@
  *
  *   page -> {type: 'init', wasm: ArrayBuffer, model: ArrayBuffer}  -> {type: 'ready', ms}
  *   page -> {type: 'model', id, model: ArrayBuffer}               -> {type: 'loaded', id, ms}  (another model in its place)
- *   page -> {type: 'detect', id, pcm}                             -> {type: 'language', id, guess: 'de 0.690 en 0.201 fr 0.050' | null, ms}
+ *   page -> {type: 'detect', id, pcm}                             -> {type: 'language', id, guess: 'de 0.690 en 0.201 fr 0.050 …' (five) | null, ms}
  *   page -> {type: 'transcribe', id, pcm: Float32Array (16 kHz), language: 'en'}  -> {type: 'text', id, text, ms}
  *   any failure                                                   -> {type: 'error', id, message}
  */
