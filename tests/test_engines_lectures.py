@@ -3,7 +3,8 @@ file://): a 31 s espeak-ng lecture of six sentences (two pieces) is staged throu
 Whisper tiny.en in the page, and every sentence is found by search in a passage whose time span
 holds the moment it was said (within 2 s), and the passage dialog's play button starts the
 recording at that passage's first second; a video with no sound track and undecodable bytes fail
-alone, with the app's reason, which names the formats every supported browser decodes.
+alone, with the app's reason, which names the formats every supported browser decodes, and a
+French recording is refused by name (the multilingual model's language guess, in each engine).
 
 Long recordings are decoded a few minutes at a time (site/assets/audio-split.js): cut into 5 s
 pieces here, the lecture as MP3, Ogg/Opus and M4A decodes into samples that line up with the WAV
@@ -28,7 +29,7 @@ import pytest
 from conftest import copy_dist
 from engines import missing, open_engine
 from quire.transcripts import PIECE_S
-from test_lectures_browser import CUTS, SENTENCES, SLACK_S, STAGE, b64, check_cuts, spoken_lecture
+from test_lectures_browser import CUTS, FRENCH, SENTENCES, SLACK_S, STAGE, b64, check_cuts, spoken_lecture
 
 pytestmark = pytest.mark.browser
 
@@ -83,6 +84,8 @@ def lecture(tmp_path_factory):
         subprocess.run(ffmpeg + [s0] + codec + [str(folder / name)], check=True)
     subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=160x120:d=5:r=10",
                     "-c:v", "libvpx", str(folder / "muted.webm")], check=True)
+    subprocess.run(["espeak-ng", "-v", "fr", "-s", "150", "-w", str(folder / "french.wav"), FRENCH], check=True)
+    subprocess.run(ffmpeg + [str(folder / "french.wav"), "-c:a", "libopus", str(folder / "french.opus")], check=True)
     return folder, said, math.ceil(at / PIECE_S)
 
 
@@ -106,6 +109,7 @@ def test_a_lecture_trains_and_every_sentence_is_found_at_its_moment(name, mode, 
         b.run(STAGE, [recording, b64(folder / recording)])
         b.run(STAGE, ["muted.webm", b64(folder / "muted.webm")])
         b.run(STAGE, ["broken.mp3", base64.b64encode(bytes(range(256)) * 64).decode()])
+        b.run(STAGE, ["french.opus", b64(folder / "french.opus")])
         counts = b.run("async () => quire.train()")
         sources = {s["name"]: s for s in b.run("async () => quire.sources()")}
         heard = [c["text"] for c in b.run("async (id) => quire.chunks(id)", sources[recording]["id"])] \
@@ -124,7 +128,12 @@ def test_a_lecture_trains_and_every_sentence_is_found_at_its_moment(name, mode, 
     # Every format tried decodes to the sentence's length (about 3.7 s; MP3 and AAC pad a little).
     for f in FORMATS:
         assert isinstance(decoded[f], (int, float)) and abs(decoded[f] - decoded["sentence.wav"]) < 0.1, (f, decoded)
-    assert counts["added"] == 1 and counts["failed"] == 2, (counts, sources)
+    assert counts["added"] == 1 and counts["failed"] == 3, (counts, sources)
+    # The multilingual model guesses each recording's language: English here, and French refused by name.
+    assert sources[recording]["language"] == "en", sources[recording]
+    french = sources["french.opus"]["error"]
+    assert french.startswith("french.opus sounds like French (the speech engine is ") and french.endswith(
+        "% sure); Quire transcribes English and German speech"), french
     assert pieces == 2 and sources[recording]["status"] == "trained" and sources[recording]["units"] == pieces, sources[recording]
     for text, start, end in said:
         hit = next((h for h in hits[text] if h["source"] == recording), None)

@@ -12,7 +12,7 @@ from fixtures_docs import W, docx, epub, lying_zip, pptx, xlsx, zip_bomb
 UNSUPPORTED = (
     "unsupported type .xyz; Quire reads PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), "
     "CSV, Markdown, HTML, EPUB, plain text, PNG or JPEG images (read by OCR), and recordings "
-    "(MP3, M4A/AAC, Ogg/Opus, WAV, FLAC, WebM, MP4; English speech only)"
+    "(MP3, M4A/AAC, Ogg/Opus, WAV, FLAC, WebM, MP4; English or German speech)"
 )
 
 

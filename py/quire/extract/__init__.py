@@ -83,7 +83,7 @@ _TAKES_LIMITS = {"pdf", "docx", "pptx", "xlsx", "epub"}
 _UNSUPPORTED = (
     "unsupported type {ext}; Quire reads PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), "
     "CSV, Markdown, HTML, EPUB, plain text, PNG or JPEG images (read by OCR), and recordings "
-    "(MP3, M4A/AAC, Ogg/Opus, WAV, FLAC, WebM, MP4; English speech only)"
+    "(MP3, M4A/AAC, Ogg/Opus, WAV, FLAC, WebM, MP4; English or German speech)"
 )
 _OLD_OFFICE = {".doc": ".docx", ".ppt": ".pptx", ".xls": ".xlsx"}
 
