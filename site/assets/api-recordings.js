@@ -228,8 +228,9 @@
   }
 
   /* The languages recordings are transcribed in: English by tiny.en, German by multilingual base.
-   * A recording's language is the multilingual model's guess, averaged over up to three 30 s
-   * windows from its first piece with DETECT_S of sound on (one window's guess moves a lot: the
+   * A recording's language is the multilingual model's guess at the 30 s from its first piece with
+   * DETECT_S of sound on; unless that is sure of English or German, averaged over up to three such
+   * windows (one window's guess moves a lot on hard speech: the
    * same espeak-ng German read as German at 0.77 or Latin at 0.29 as its window moved by a few
    * seconds); the engine passes it back with every later piece and keeps it with the cached ones. */
   var LANGUAGES = ['en', 'de'];
@@ -241,6 +242,7 @@
     ko: 'Korean', vi: 'Vietnamese', th: 'Thai', id: 'Indonesian', ca: 'Catalan', hr: 'Croatian', sk: 'Slovak' };
   var DETECT_S = 4;
   var WINDOWS = 3;
+  var SURE = 0.6;  // a first window this sure of English or German decides alone
   var CLOSE = 0.5;  // English or German at half the likeliest third language's share is taken (espeak-ng's
                     // German was once guessed Latin first); less, and the recording is refused as that language
 
@@ -257,10 +259,11 @@
         var pcm = mono(region, region.offset, region.offset + region.data.length);
         if (QuireVoice.silent(pcm) || voiced(pcm) < DETECT_S) return next();
         return QuireVoice.detect(padded(pcm)).then(function (g) {
-          if (g) {
-            heard++;
-            g.guesses.forEach(function (x) { sums[x[0]] = (sums[x[0]] || 0) + x[1]; });
-          }
+          if (!g) return next();
+          heard++;
+          g.guesses.forEach(function (x) { sums[x[0]] = (sums[x[0]] || 0) + x[1]; });
+          // one sure window is enough (a window takes the multilingual model several seconds)
+          if (heard === 1 && LANGUAGES.indexOf(g.language) >= 0 && g.probability >= SURE) return null;
           return next();
         });
       });

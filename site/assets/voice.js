@@ -81,13 +81,15 @@
   var pending = {};
   var nextId = 1;
 
-  /** Loads the three files (progress by bytes), then starts whisper.cpp in its worker. */
+  /** Loads the three files (progress by bytes), then starts whisper.cpp in its worker with the
+   * model of `opts.role` ('model', tiny.en, unless said). */
   function load(opts) {
     opts = opts || {};
     if (!available()) return Promise.reject(voiceError('not-included', TEXT.notIncluded));
     if (ready) return ready;
     var t0 = performance.now();
-    var names = [FILES.worker, FILES.wasm, FILES.model];
+    var role = opts.role || 'model';
+    var names = [FILES.worker, FILES.wasm, FILES[role]];
     var total = names.reduce(function (n, name) { return n + B.assets[name].size; }, 0);
     var done = 0;
     function progress(stage) {
@@ -121,7 +123,7 @@
       worker = null;
       ready = null;  // a later press may try again
     });
-    inWorker = 'model';
+    inWorker = role;
     return ready;
   }
 
@@ -139,13 +141,18 @@
     return withTimeout(answer, LIMITS.transcribeMs);
   }
 
+  /* Another model means a new worker: WebAssembly's memory only grows, so a worker that once held
+   * base (with its larger buffers) would keep that much for tiny.en too (+0.4 GB for the tab
+   * while a 90-minute English lecture was transcribed).  Starting one takes about a second. */
   function withModel(role, f) {
-    var run = turn.then(function () { return load(); }).then(function () {
-      if (inWorker === role) return f();
-      return loadFile(FILES[role]).then(function (bytes) {
-        return ask('model', { model: bytes }, [bytes]);
-      }).then(function () { inWorker = role; return f(); });
-    });
+    var run = turn.then(function () {
+      if (ready && inWorker !== role) {
+        if (worker) worker.terminate();
+        worker = null;
+        ready = null;
+      }
+      return load({ role: role });
+    }).then(f);
     turn = run.catch(function () {});
     return run;
   }

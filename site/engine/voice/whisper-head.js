@@ -3,7 +3,6 @@
  * page posts the wasm and the model in; nothing is fetched.
  *
  *   page -> {type: 'init', wasm: ArrayBuffer, model: ArrayBuffer}  -> {type: 'ready', ms}
- *   page -> {type: 'model', id, model: ArrayBuffer}               -> {type: 'loaded', id, ms}  (another model in its place)
  *   page -> {type: 'detect', id, pcm}                             -> {type: 'language', id, guess: 'de 0.690 en 0.201 fr 0.050 …' (five) | null, ms}
  *   page -> {type: 'transcribe', id, pcm: Float32Array (16 kHz), language: 'en'}  -> {type: 'text', id, text, ms}
  *   any failure                                                   -> {type: 'error', id, message}
@@ -30,7 +29,8 @@
     }, function (err) { fail(null, 'The voice engine did not start: ' + (err && err.message || err)); });
   }
 
-  /** Loads a model's bytes into whisper.cpp in place of the one before; false (and an error posted) on failure. */
+  /** Loads a model's bytes into whisper.cpp; false (and an error posted) on failure.  One model per
+   * worker: the page starts another worker for another model (site/assets/voice.js). */
   function use(model, id) {
     var bytes = new Uint8Array(model);
     var ptr = M._malloc(bytes.length);
@@ -40,12 +40,6 @@
     M._free(ptr);  // whisper.cpp copied the weights into its own buffers
     if (rc !== 0) { fail(id, 'The voice model could not be read.'); return false; }
     return true;
-  }
-
-  function swap(msg) {
-    if (!M) { fail(msg.id, 'The voice engine is not loaded.'); return; }
-    var t0 = performance.now();
-    if (use(msg.model, msg.id)) self.postMessage({ type: 'loaded', id: msg.id, ms: Math.round(performance.now() - t0) });
   }
 
   function withPcm(pcm, f) {
@@ -77,7 +71,6 @@
     var msg = e.data || {};
     try {
       if (msg.type === 'init') init(msg);
-      else if (msg.type === 'model') swap(msg);
       else if (msg.type === 'detect') detect(msg);
       else if (msg.type === 'transcribe') transcribe(msg);
     } catch (err) {
