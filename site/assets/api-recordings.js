@@ -101,7 +101,7 @@
   }
 
   /* A recording is decoded CHUNK_S at a time where audio-split.js can cut its file (MP3, M4A/MP4
-   * with AAC, Ogg Opus or Vorbis, WAV), so a 90-minute lecture never lies in memory as floats:
+   * with AAC, Ogg Opus, WAV), so a 90-minute lecture never lies in memory as floats:
    * at most two chunks are kept, as 16-bit mono at 16 kHz.  Other files are decoded whole. */
   var CHUNK_S = 120;
 
