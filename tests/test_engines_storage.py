@@ -1,4 +1,4 @@
-"""A full disk in Firefox ESR and WebKitGTK: the browser's storage on a 200 MB tmpfs that the
+"""A full disk in Firefox ESR and WebKitGTK: the browser's storage on a 400 MB tmpfs that the
 test fills from outside.
 
 Both keep IndexedDB in SQLite and word a full disk their own way (WebKit aborts a small write

@@ -1,4 +1,4 @@
-"""A full disk in real Chromium: the profile lives on a 200 MB tmpfs that the test fills
+"""A full disk in real Chromium: the profile lives on a 400 MB tmpfs that the test fills
 from outside (the CDP quota override does not reach an open IndexedDB connection).
 
 Every write then fails with a message that says the disk is full and what to free;
@@ -33,12 +33,13 @@ RAW = ("DataError", "IOError", "JsException", "InvalidStateError", "UnknownError
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A 200 MB tmpfs, mounted for this test (the suite runs as root)."""
+    """A 400 MB tmpfs, mounted for this test (the suite runs as root): room for WebKit's service
+    worker copy of the bundle (210 MB since the multilingual voice model) before it is filled."""
     if os.geteuid() != 0:
-        pytest.fail("this test mounts a 200 MB tmpfs (mount -t tmpfs), which needs root; run the suite as root")
+        pytest.fail("this test mounts a 400 MB tmpfs (mount -t tmpfs), which needs root; run the suite as root")
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400m", "tmpfs", str(mnt)], capture_output=True, text=True)
     if r.returncode:
         pytest.fail(f"could not mount a tmpfs at {mnt} ({r.stderr.strip()}); this test needs a real small disk")
     yield mnt
