@@ -327,14 +327,17 @@
     var stts = tables.stts && tables.stts[0];
     if (!stsz || !stsc || !(stco || co64) || !stts) return null;
     var uniform = u32(b, stsz.body + 4), count = u32(b, stsz.body + 8);
-    if (!count || (!uniform && stsz.body + 12 + 4 * count > stsz.end)) return null;
+    // a table that claims more frames than the file has bytes is damaged: decode the file whole
+    if (!count || count > b.length || (!uniform && stsz.body + 12 + 4 * count > stsz.end)) return null;
     var sizes = new Uint32Array(count), k;
     for (k = 0; k < count; k++) sizes[k] = uniform || u32(b, stsz.body + 12 + 4 * k);
-    var chunks = u32(b, (stco || co64).body + 4), chunkAt = new Float64Array(chunks);
+    var chunks = u32(b, (stco || co64).body + 4);
+    if (chunks > count || (stco || co64).body + 8 + (stco ? 4 : 8) * chunks > (stco || co64).end) return null;
+    var chunkAt = new Float64Array(chunks);
     for (k = 0; k < chunks; k++) {
       chunkAt[k] = stco ? u32(b, stco.body + 8 + 4 * k) : u32(b, co64.body + 8 + 8 * k) * 4294967296 + u32(b, co64.body + 12 + 8 * k);
     }
-    var offsets = new Float64Array(count), runs = u32(b, stsc.body + 4), sample = 0;
+    var offsets = new Float64Array(count), runs = Math.min(u32(b, stsc.body + 4), Math.floor((stsc.end - stsc.body - 8) / 12)), sample = 0;
     for (var r = 0; r < runs && sample < count; r++) {
       var firstChunk = u32(b, stsc.body + 8 + 12 * r) - 1, perChunk = u32(b, stsc.body + 12 + 12 * r);
       var next = r + 1 < runs ? u32(b, stsc.body + 8 + 12 * (r + 1)) - 1 : chunks;
@@ -355,7 +358,7 @@
         break;
       }
     }
-    var times = new Float64Array(count), entries = u32(b, stts.body + 4), dts = 0;
+    var times = new Float64Array(count), entries = Math.min(u32(b, stts.body + 4), Math.floor((stts.end - stts.body - 8) / 8)), dts = 0;
     sample = 0;
     for (var e = 0; e < entries && sample < count; e++) {
       var n = u32(b, stts.body + 8 + 8 * e), delta = u32(b, stts.body + 12 + 8 * e);
