@@ -152,6 +152,39 @@ def test_usage_counters_stay_exact_for_commits_of_a_few_keys_and_of_many(store_p
 
 
 
+def test_many_deletes_go_as_runs_and_delete_exactly_their_keys(store_page):
+    # A bucket with many deletes (a Train deleting its staged originals) is deleted run by run
+    # with key ranges: every key between two deleted keys that is not deleted itself must stay,
+    # keys put in the same commit must land after the deletes, and the counters stay exact.
+    out = store_page.evaluate("""async () => {
+        const L = QuireStore.library;
+        await L.usage();
+        const key = i => 'n' + String(i).padStart(4, '0');
+        await L.commit(Array.from({length: 500}, (_, i) => ['notes', key(i), 'v' + i]), []);
+        // every key but those divisible by 7, and a run kept whole (200-239); 'n0003' and 'n0400' put back
+        const gone = [];
+        for (let i = 0; i < 500; i++) if (i % 7 && !(i >= 200 && i < 240)) gone.push(['notes', key(i)]);
+        gone.push(['notes', 'never-stored'], ['notes', 'n9999']);
+        const spied = [];
+        const real = IDBObjectStore.prototype.delete;
+        IDBObjectStore.prototype.delete = function (k) { if (this.name === 'notes') spied.push(k instanceof IDBKeyRange); return real.call(this, k); };
+        try {
+          await L.commit([['notes', 'n0003', 'again'], ['notes', 'n0400', 'again'], ['notes', 'n0240x', 'new']], gone.reverse());
+        } finally { IDBObjectStore.prototype.delete = real; }
+        const all = await L.all('notes');
+        return {keys: all.map(kv => kv[0]), again: all.filter(kv => kv[1] === 'again').map(kv => kv[0]),
+                deletes: spied.length, ranges: spied.filter(Boolean).length,
+                counted: (await L.usage()).notes, bytes: all.reduce((n, kv) => n + kv[1].length, 0)};
+    }""")
+    key = "n{:04d}".format
+    want = sorted({key(i) for i in range(500) if i % 7 == 0 or 200 <= i < 240} | {"n0003", "n0400", "n0240x"})
+    assert out["keys"] == want
+    assert out["again"] == ["n0003", "n0400"]
+    # one delete per run between kept keys, not one per key: 423 keys deleted
+    assert out["deletes"] < 100 and out["ranges"] == out["deletes"], out
+    assert out["counted"] == {"count": len(want), "bytes": out["bytes"]}
+
+
 def test_counters_of_the_older_kind_are_counted_again_once_and_replaced(store_page):
     # Before sizes were kept in groups, '\0totals' held the counts and every key had its own size
     # record.  Such a library is counted again by usage(), and its old records are gone after.

@@ -53,6 +53,49 @@
     });
   }
 
+  /* Issue these deletes ([bucket, key]) in t.  A bucket with many of them is read for its keys
+   * first, and each run of stored keys that are all deleted goes as one range delete: a Train
+   * of 20,000 notes deletes their 20,000 staged originals, and one delete per key cost about as
+   * much as a put (1.9 s in Chromium; the range, 24 ms).  null when every delete is issued at
+   * once, else a promise that resolves once they are (a put issued after them lands after). */
+  var RUN_FROM = 64;
+  function deleteRuns(t, deletes) {
+    var by = new Map();
+    deletes.forEach(function (d) {
+      if (!by.has(d[0])) by.set(d[0], []);
+      by.get(d[0]).push(d[1]);
+    });
+    var reads = [];
+    by.forEach(function (keys, bucket) {
+      var store = t.objectStore(bucket);
+      if (keys.length < RUN_FROM) {
+        keys.forEach(function (k) { store.delete(k); });
+        return;
+      }
+      var low = keys[0], high = keys[0];
+      keys.forEach(function (k) {
+        if (indexedDB.cmp(k, low) < 0) low = k;
+        if (indexedDB.cmp(k, high) > 0) high = k;
+      });
+      var gone = new Set(keys);
+      reads.push(request(store.getAllKeys(IDBKeyRange.bound(low, high))).then(function (stored) {
+        var first = null, last = null;
+        function flush() {
+          if (first === null) return;
+          store.delete(first === last ? first : IDBKeyRange.bound(first, last));
+          first = null;
+        }
+        stored.forEach(function (k) {
+          if (!gone.has(k)) { flush(); return; }
+          if (first === null) first = k;
+          last = k;
+        });
+        flush();
+      }));
+    });
+    return reads.length ? Promise.all(reads) : null;
+  }
+
   /* Count every stored value once (a database from before the counters). */
   function recount() {
     return storeNames().then(function (names) {
@@ -138,16 +181,18 @@
       var stores = Object.keys(names);
       if (!stores.length) return Promise.resolve();
       return libTx(stores.concat([SIZES]), 'readwrite', function (t) {
-        deletes.forEach(function (d) { t.objectStore(d[0]).delete(d[1]); });
-        puts.forEach(function (p) { t.objectStore(p[0]).put(p[2], p[1]); });
-        return count(t, deletes.map(function (d) { return [d[0], d[1], null]; })
-          .concat(puts.map(function (p) { return [p[0], p[1], sizeOf(p[2])]; })));
+        var putAll = function () { puts.forEach(function (p) { t.objectStore(p[0]).put(p[2], p[1]); }); };
+        var runs = deleteRuns(t, deletes), writes = runs ? runs.then(putAll) : putAll();
+        return Promise.all([writes, count(t, deletes.map(function (d) { return [d[0], d[1], null]; })
+          .concat(puts.map(function (p) { return [p[0], p[1], sizeOf(p[2])]; })))]);
       }, 'save');
     },
-    /* commit() from one JSON text ({puts: [[bucket, key, text or null]], deletes, lengths}) and
+    /* commit() from one JSON text (a string or its UTF-8 bytes: {puts: [[bucket, key, text or
+     * null]], deletes, lengths}) and
      * one buffer holding the byte values (null in puts) one after another: what the engine
      * sends (py/quire/browser/idb.py), one conversion instead of one per value. */
     commitPacked: function (text, bytes) {
+      if (typeof text !== 'string') text = new TextDecoder().decode(text);  // the engine sends UTF-8 bytes
       var spec = JSON.parse(text), at = 0, j = 0;
       var puts = spec.puts.map(function (p) {
         if (p[2] !== null) return p;

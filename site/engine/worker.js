@@ -75,10 +75,12 @@
     }, MERGE_IDLE);
   }
 
+  var REPLY_TEXT = new TextDecoder();
   async function dispatch(name, argsJson, payload, id) {
     var bridge = engine().pyimport('quire.browser');
     try {
-      var reply = JSON.parse(await bridge.dispatch(name, argsJson, id, payload));
+      var raw = await bridge.dispatch(name, argsJson, id, payload);  // JSON in UTF-8 bytes
+      var reply = JSON.parse(typeof raw === 'string' ? raw : REPLY_TEXT.decode(raw));
     } finally {
       bridge.destroy();
     }

@@ -179,9 +179,11 @@ class IDBStore:
                 entries.append([b, k, json.dumps(v)])
         needed = sum(len(e[2]) for e in entries if e[2] is not None) + sum(map(len, blobs))
         await self._check_room(needed)
+        # As UTF-8 bytes: a str crosses into JS at about 10 MB/s (a 5,000-note Train's 14 MB:
+        # 1.1-1.5 s), bytes at once, and the page decodes them (0.2 s).
         packed = json.dumps({"puts": entries, "deletes": [list(d) for d in deletes], "lengths": [len(x) for x in blobs]})
         try:
-            await js.QuireStore.library.commitPacked(packed, to_js(b"".join(blobs)))
+            await js.QuireStore.library.commitPacked(to_js(packed.encode()), to_js(b"".join(blobs)))
         except JsException as exc:
             error = store_error(exc, needed)
             if isinstance(error, StoreFullError):

@@ -36,6 +36,7 @@ from itertools import chain
 
 import numpy as np
 
+from .grow import Grown
 from .select import apply_mask, ranked, top_k
 
 _TF_MAX = np.iinfo(np.uint16).max  # term counts are stored as uint16; a chunk never repeats a word 65k times
@@ -152,6 +153,9 @@ class Postings:
 
 
 class BM25Index:
+    # Per row, grown by add() without a copy per add (grow.py).
+    _ids, _alive, _dl = Grown(), Grown(), Grown()
+
     def __init__(self, k1: float = K1, b: float = B, compact_at: float = 0.25):
         if k1 < 0 or not 0 <= b <= 1 or not 0 < compact_at <= 1:
             raise ValueError("need k1 >= 0, 0 <= b <= 1, 0 < compact_at <= 1")
@@ -189,12 +193,15 @@ class BM25Index:
             raise ValueError(f"duplicate ids: {dupes[:5] or 'within the batch'}")
         lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
         cols = np.fromiter(map(self.vocab.__getitem__, chain.from_iterable(token_lists)), dtype=np.int32, count=int(lengths.sum()))
-        start = self._ids.shape[0]
+        start = Grown.size(self, "_ids")
         rows = np.repeat(np.arange(start, start + len(token_lists), dtype=np.int64), lengths.astype(np.intp))
-        self._ids = np.concatenate((self._ids, new_ids)) if start else new_ids
+        if start:
+            Grown.append(self, "_ids", new_ids)
+        else:
+            self._ids = new_ids
         self._row_of.update(zip(new_ids.tolist(), range(start, start + len(token_lists))))
-        self._alive = np.concatenate((self._alive, np.ones(len(token_lists), dtype=bool)))
-        self._dl = np.concatenate((self._dl, lengths.astype(np.int32)))
+        Grown.append(self, "_alive", np.ones(len(token_lists), dtype=bool))
+        Grown.append(self, "_dl", lengths.astype(np.int32))
         self._tail.append((rows, cols))
         if self.added is not None:
             self.added.append((lengths, cols))

@@ -34,6 +34,7 @@ import numpy as np
 from .bm25 import B, K1, BM25Index
 from .definition import defined_terms, field, focus
 from .dense import DenseIndex
+from .grow import Grown
 from .fusion import ANSWER_K, CANDIDATES, DENSE_MIN_Z, FUSION, FUSIONS, Hit, Library, dense_floor, fuse
 from .lang import detect_language
 from .query import MODES, query_terms
@@ -50,6 +51,9 @@ class HybridIndex:
     ``tokenizers`` maps language -> Tokenizer; languages not in it get a
     default ``Tokenizer(language)`` on first use.
     """
+
+    # serial -> source code, serial -> text hash: grown by add_chunks without a copy per source (grow.py)
+    row_source, row_hashes = Grown(), Grown()
 
     def __init__(self, tokenizers: dict[str, Tokenizer] | None = None, *, k1: float = K1, b: float = B,
                  fusion: str = FUSION, dense_min_z: float = DENSE_MIN_Z, candidates: int = CANDIDATES,
@@ -137,8 +141,8 @@ class HybridIndex:
             self.unsaved_rows.append((code, chunk_ids, lengths, cols, digests))
         self.row_ids.extend(chunk_ids)
         self.serial_of.update(zip(chunk_ids, serials))
-        self.row_source = np.concatenate((self.row_source, np.full(len(serials), code, dtype=np.int32)))
-        self.row_hashes = np.concatenate((self.row_hashes, digests))
+        Grown.append(self, "row_source", np.full(len(serials), code, dtype=np.int32))
+        Grown.append(self, "row_hashes", digests)
 
     def text_hash(self, chunk_id: str) -> str | None:
         """sha256 (hex) of the indexed chunk's text, as ``Chunk.hash``; None if not known."""
