@@ -270,11 +270,20 @@ def test_cancel_keeps_transcribed_pieces_and_train_resumes(lecture, context, bui
     page = open_page(context, serve(built_dist).url, page_log)
     page.evaluate(COUNT_PIECES)
     page.evaluate(STAGE, ["lecture.opus", b64(folder / "lecture.opus")])  # 48 kHz Opus: resampled in the page
-    message = page.evaluate("""() => new Promise(resolve => {
+    # Once piece 1 is heard, a search finds its first sentence at its moment, while the Train
+    # goes on; then Cancel.
+    message, early = page.evaluate("""(first) => new Promise(resolve => {
         const stop = new AbortController();
-        quire.train({signal: stop.signal, onProgress: e => { if (e.stage === 'transcribe' && e.done >= 1) stop.abort(); }})
-          .then(() => resolve('finished'), err => resolve(err.message));
-    })""")
+        let early = null;
+        quire.train({signal: stop.signal, onProgress: e => {
+            if (e.stage !== 'transcribe' || e.done < 1 || early) return;
+            early = quire.search(first).then(hits => { stop.abort(); return hits; });
+          }})
+          .then(() => 'finished', err => err.message).then(async m => resolve([m, await early]));
+    })""", said[0][0])
+    top = early[0]
+    assert top["source"] == "lecture.opus" and top["text"], early[:2]
+    assert top["location"]["time"][0] - SLACK_S <= said[0][1] and said[0][2] <= top["location"]["time"][1] + SLACK_S, top
     # The cancel lands between pieces: after piece 1, or after 2 if piece 2 had already begun.
     stopped = int(message.split("transcription stopped after ")[1].split(" ")[0])
     assert stopped in (1, 2) and f"of {pieces} pieces of lecture.opus" in message and "picks up" in message, message

@@ -86,6 +86,60 @@ def test_cancel_keeps_transcribed_pieces_and_train_resumes():
     asyncio.run(go())
 
 
+class SearchingEngine(FakeEngine):
+    """A FakeEngine that, before it answers piece n, searches the library as a person might while
+    the Train runs: ``found[n]`` is what a search for each earlier piece's words returned."""
+
+    def __init__(self, texts, q=None, **kw):
+        super().__init__(texts, **kw)
+        self.q, self.found = q, {}
+
+    async def __call__(self, key, data, piece, piece_s, language=None):
+        if self.q is not None:
+            self.found[piece] = {i: [(h["source"], h["location"], h["text"]) for h in await self.q.search(self.texts[i])]
+                                 for i in range(piece) if self.texts[i]}
+        return await super().__call__(key, data, piece, piece_s, language)
+
+
+def test_a_recording_is_searchable_piece_by_piece_while_it_trains():
+    async def go():
+        engine = SearchingEngine(LECTURE)
+        q = engine.q = await open_with(engine)
+        await q.stage("lecture.mp3", b"ID3 not really an mp3")
+        await q.stage("notes.txt", b"Ribosomes build proteins from amino acids in the cell.")
+        counts = await q.train()
+        assert counts["added"] == 2
+        # Before piece 3 is heard, pieces 0 and 2 are found where they were said, with their text.
+        early = engine.found[3]
+        assert early[0][0] == ("lecture.mp3", {"time": [0.0, 22.0]}, LECTURE[0]), early
+        assert early[2][0] == ("lecture.mp3", {"time": [44.0, 66.0]}, LECTURE[2]), early
+        assert engine.found[1][0][0][1] == {"time": [0.0, 22.0]}
+        # After Train: the recording's own passages, each once (the early ones were replaced).
+        hits = await q.search(LECTURE[3])
+        assert hits[0]["location"] == {"time": [66.0, 88.0]}
+        ids = [h["chunk_id"] for h in await q.search("cell", k=20) if h["source"] == "lecture.mp3"]
+        assert sorted(ids) == sorted(set(ids)) and len(ids) == q.sources()[0]["chunks"] == 3
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("how", ["cancel", "fails"])
+def test_pieces_found_during_a_train_go_when_it_stops_or_the_recording_fails(how):
+    async def go():
+        texts = LECTURE if how == "cancel" else LECTURE[:1] + ["Ich bin Biologe und die Zelle teilt sich morgen früh wieder."] * 3
+        engine = SearchingEngine(texts)
+        q = engine.q = await open_with(engine)
+        await q.stage("lecture.mp3", b"ID3 not really an mp3")
+        if how == "cancel":
+            with pytest.raises(TrainCancelled):
+                await q.train(cancelled=lambda: len(engine.calls) >= 3)
+        else:
+            assert (await q.train())["failed"] == 1
+        assert engine.found[1][0][0][2] == texts[0]  # it was found while heard
+        assert await q.search(texts[0]) == []  # and is not once the Train stopped or the file failed
+        assert q.library.passages.get(q.sources()[0]["id"]) is None
+    asyncio.run(go())
+
+
 @pytest.mark.parametrize("texts, fail, message", [
     (["", "", ""], None, "no speech found in talk.wav (only silence, music or noise; Quire transcribes English and German speech)"),
     (["[music]", "", "you"], None, "no speech found in talk.wav"),

@@ -10,6 +10,7 @@ stops the whole Train; then nothing is changed.  Reading yields every
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -44,6 +45,7 @@ class Trainer:
 
     def __init__(self, library):
         self.library = library
+        self._searchable: set[str] = set()  # recordings indexed piece by piece during this Train
 
     async def train(self, progress: Progress | None = None,
                     cancelled: Callable[[], bool] | None = None) -> dict:
@@ -55,6 +57,7 @@ class Trainer:
         final save, stops the whole Train; then nothing is changed."""
         lib = self.library
         await lib.fresh_index()
+        self._searchable = set()
         staged = lib.pending()
         report = _steady(progress or (lambda event: None), len(staged))
         by_sha = {s["sha256"]: s for s in lib.table.values() if s["status"] == "trained" and s["sha256"]}
@@ -95,6 +98,9 @@ class Trainer:
                     if record.get("trained"):  # read again (OCR) and failed: its old passages go too
                         lib.index.remove_source(record["id"])
                         deletes.append(("chunks", record["id"]))
+                    elif record["id"] in self._searchable:  # the pieces indexed while it was heard
+                        lib.index.remove_source(record["id"])
+                        lib.passages.drop(record["id"])
                     report({"stage": "failed", "file": name, "file_index": i, "files": total, "error": reason})
                     continue
                 outcome = "changed" if record.get("trained") else "added"  # trained before: read again (OCR)
@@ -123,6 +129,8 @@ class Trainer:
             await lib.stored.save(puts, deletes, reload=False)  # the new rows as one segment, with everything else: one commit
         except BaseException:
             await lib.stored.reload()  # the in-memory index must match what is stored
+            for source_id in self._searchable:  # and no recording heard in part stays readable
+                lib.passages.drop(source_id)
             raise
         for bucket, key in deletes:
             if bucket == "sources":
@@ -175,8 +183,14 @@ class Trainer:
                 _log.warning("OCR of %s failed", name, exc_info=True)
                 ocr_note = f"OCR failed ({exc}); scanned pages stay unsearchable"
         if extraction.kind == "audio":
+            # A recording not trained before is searchable piece by piece while it is transcribed
+            # (in this tab's index only; the Train's commit saves it as usual).
+            early = None if record.get("trained") else _Searchable(lib, record)
+            if early:
+                self._searchable.add(record["id"])
             extraction.units, heard = await transcripts.read_recording(
-                record, data, lib.transcribe, lib.store, report=report, cancelled=cancelled)
+                record, data, lib.transcribe, lib.store, report=report, cancelled=cancelled,
+                heard=early.add if early else None)
             extraction.warnings += heard.pop("warnings", [])
             extraction.meta.update(heard)
         del data
@@ -217,6 +231,32 @@ class Trainer:
             index.remove_source(source_id)
             index.add_chunks(source_id, [c["chunk_id"] for c in chunk_dicts], [c["text"] for c in chunk_dicts],
                                   category=record["category"], language=record["language"])
+
+class _Searchable:
+    """A recording's passages in the tab's index as its pieces are heard, so a search during its
+    Train finds them (issue 28: a 90-minute lecture trains for most of an hour).  They are
+    numbered on from the pieces before; the Train replaces them with the recording's passages
+    when it has them all, and drops them if the recording fails or the Train stops."""
+
+    def __init__(self, library, record: dict):
+        self.library, self.record, self.held = library, record, []
+
+    def add(self, units) -> None:
+        lib, sid = self.library, self.record["id"]
+        chunks = [dataclasses.replace(c, n=c.n + len(self.held))
+                  for c in chunk_units(sid, units, lib.chunk_size, lib.overlap)]
+        if not chunks:
+            return
+        dicts = [c.to_dict() for c in chunks]
+        try:
+            lib.index.add_chunks(sid, [c["chunk_id"] for c in dicts], [c["text"] for c in dicts],
+                                 category=self.record["category"], language=self.record["language"])
+        except ValueError:  # never expected: the Train goes on, and indexes it whole at the end
+            _log.warning("a piece of %s could not be indexed early", self.record["name"], exc_info=True)
+            return
+        self.held += dicts
+        lib.passages.keep(sid, self.held)
+
 
 def _unexpected(name: str, exc: BaseException) -> str:
     """The reason shown for an exception nobody expected; the traceback goes to the console

@@ -123,8 +123,11 @@ def units_of(pieces: list[dict]) -> list[Unit]:
 
 
 async def read_recording(record: dict, data: bytes, transcribe: Transcribe | None, store, *,
-                         report=None, cancelled=None) -> tuple[list[Unit], dict]:
+                         report=None, cancelled=None, heard=None) -> tuple[list[Unit], dict]:
     """Every piece's text, from the cache or the page: ``(units, meta)``.
+
+    ``heard(units)``, when given, gets each piece's units as soon as the piece is read (if it
+    sounds like speech in its language), so the recording can be searched during its Train.
 
     Raises ``TranscriptStopped`` on cancel (what was read is in the cache), and ``ExtractError``
     (this file fails) when there is no engine, the browser cannot decode it, nothing in it is
@@ -173,6 +176,9 @@ async def read_recording(record: dict, data: bytes, transcribe: Transcribe | Non
         total = piece["pieces"]
         pieces.append(piece)
         n += 1
+        if heard and piece["text"] and sounds_like(piece["text"], piece.get("language") or language) \
+                and not too_few_words(piece):
+            heard(units_of([piece]))
     report({"stage": "transcribe", "file": name, "done": total, "pieces": total, "eta_s": 0})
     heard = [p for p in pieces if p["text"]]
     strange = [p for p in heard if not sounds_like(p["text"], p.get("language") or language) or too_few_words(p)]
