@@ -17,6 +17,16 @@ var DROP_IN = SCOPE + 'course.quirevault';
 self.addEventListener('install', function (event) {
   event.waitUntil(caches.open(CACHE).then(function (cache) {
     return cache.addAll(FILES.map(function (f) { return new Request(f, { cache: 'reload' }); }));
+  }).catch(function (err) {
+    // The copy did not fit (or a file could not be fetched): the pages are told why, the half
+    // copy goes, and the install fails, so the next visit tries again.
+    var reason = { type: 'offline-copy-failed', name: (err && err.name) || 'Error', message: String((err && err.message) || err) };
+    return caches.delete(CACHE).catch(function () {}).then(function () {
+      return self.clients.matchAll({ includeUncontrolled: true, type: 'window' });
+    }).then(function (pages) {
+      pages.forEach(function (page) { page.postMessage(reason); });
+      throw err;
+    });
   }));
 });
 

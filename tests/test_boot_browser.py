@@ -238,6 +238,43 @@ def test_works_offline_after_the_first_visit(context, built_dist, serve, page_lo
 
 
 @pytest.mark.service_worker
+def test_a_browser_without_room_for_the_offline_copy_says_so_and_a_reload_with_room_keeps_it(context, built_dist, serve,
+                                                                                              page_log):
+    """A browser whose room for the site is smaller than the bundle (210 MB): the service worker's
+    copy fails, the half copy goes, and the page says why and what to do, in a banner and in the
+    status list; with room again, a reload keeps the copy.  (Before: nothing was said, and the
+    page just needed its server every time.)"""
+    server = serve(built_dist)
+    page = context.new_page()
+    page_log.attach(page)
+    cdp = context.new_cdp_session(page)
+    cdp.send("Storage.overrideQuotaForOrigin", {"origin": server.url.rstrip("/"), "quotaSize": 30 * 1024 * 1024})
+    page.goto(server.url)
+    wait_ready(page)
+    banner = page.get_by_test_id("offline-banner")
+    banner.wait_for(state="visible")
+    text = page.get_by_test_id("offline-banner-text").inner_text()
+    size = sum(a["size"] for a in page.evaluate("Object.values(QUIRE_BUNDLE.assets)"))
+    assert text.startswith("Quire could not keep its offline copy: this browser has less room for this site than the "
+                           "copy needs (") and "free space on the disk and reload" in text, text
+    assert f"({size / 1e6:.1f} MB)" in text, (text, size)
+    assert page.evaluate("quire.status().serviceWorker") == "no-room"
+    assert page.evaluate("caches.keys()") == []  # the half copy is not left behind
+    assert page.evaluate("navigator.serviceWorker.controller") is None
+    page.get_by_test_id("offline-banner-close").click()
+    assert banner.is_hidden()
+    # Room again: a reload keeps the copy, and the banner does not come back.
+    cdp.send("Storage.overrideQuotaForOrigin", {"origin": server.url.rstrip("/")})
+    page.reload()
+    wait_ready(page)
+    page.evaluate("""async () => { await navigator.serviceWorker.ready;
+        if (!navigator.serviceWorker.controller)
+          await new Promise(r => navigator.serviceWorker.addEventListener('controllerchange', r, {once: true})); }""")
+    assert len(page.evaluate("caches.keys()")) == 1 and banner.is_hidden()
+    assert [e for e in page_log.errors if "offline copy" not in e] == [], page_log.errors
+
+
+@pytest.mark.service_worker
 def test_a_new_build_is_offered_and_old_caches_removed(context, built_dist, tmp_path, serve, page_log):
     dist = copy_dist(built_dist, tmp_path / "dist")
     server = serve(dist)

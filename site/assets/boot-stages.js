@@ -129,7 +129,9 @@
     var st = navigator.storage || {};
     return [
       [tr('Offline copy'), mode === 'file' ? tr('not from disk: no browser gives a page opened from disk a service worker; serve it over http once for that')
-        : 'serviceWorker' in navigator ? tr('available') : tr('unavailable: this browser has no service workers, so Quire needs its server each time'), mode !== 'file' && 'serviceWorker' in navigator],
+        : state.serviceWorker === 'no-room' ? tr('not kept: this browser has less room for this site than the copy needs (free space on the disk and reload)')
+        : 'serviceWorker' in navigator ? tr('available') : tr('unavailable: this browser has no service workers, so Quire needs its server each time'),
+       mode !== 'file' && 'serviceWorker' in navigator && state.serviceWorker !== 'no-room'],
       [tr('Storage figure'), st.estimate ? tr('available') : tr('unavailable: this browser does not report how much storage Quire uses'), !!st.estimate],
       [tr('Persistent storage'), st.persist ? tr('can be asked for') : tr('cannot be asked for here: the browser decides when to clear it (export a vault to keep a copy)'), !!st.persist],
       [tr('One tab writes at a time'), navigator.locks ? tr('yes (Web Locks)')

@@ -49,6 +49,14 @@
 
   /* ---------------- service worker: offline and updates ---------------- */
 
+  /* About what the offline copy holds: the bundle's packs (the small files besides them are a
+   * few MB).  null when the page has no bundle list. */
+  function bundleBytes() {
+    var assets = self.QUIRE_BUNDLE && self.QUIRE_BUNDLE.assets;
+    if (!assets) return null;
+    return Object.keys(assets).reduce(function (n, name) { return n + (assets[name].size || 0); }, 0);
+  }
+
   function registerServiceWorker() {
     if (mode !== 'http' || !('serviceWorker' in navigator)) return;
     var sw = navigator.serviceWorker;
@@ -60,6 +68,22 @@
     // The first install is none: WebKit, on a busy machine, reported its 'installed' state after
     // it had already claimed the page, and the page offered "a newer version" on a first visit.
     var controlledAtLoad = !!sw.controller;
+    // The offline copy did not fit (sw.js install): say so, with the size it needs, once.
+    sw.addEventListener('message', function (e) {
+      if (!e.data || e.data.type !== 'offline-copy-failed' || state.serviceWorker === 'no-room') return;
+      var full = e.data.name === 'QuotaExceededError';
+      state.serviceWorker = full ? 'no-room' : 'failed';
+      state.offlineCopyError = e.data.name + ': ' + e.data.message;
+      var size = bundleBytes();
+      var text = full
+        ? tr('Quire could not keep its offline copy: this browser has less room for this site than the copy needs ({size}). Quire works while this server is reachable; free space on the disk and reload to try again.', { size: human(size) })
+        : tr('Quire could not keep its offline copy ({reason}). Quire works while this server is reachable; reload to try again.', { reason: state.offlineCopyError });
+      $('[data-testid="offline-banner-text"]').textContent = text;
+      var banner = $('[data-testid="offline-banner"]');
+      banner.hidden = false;
+      $('[data-testid="offline-banner-close"]').onclick = function () { banner.hidden = true; };
+      console.warn('Quire: offline copy not kept:', state.offlineCopyError);
+    });
     sw.register('sw.js').then(function (reg) {
       if (!reg) { state.serviceWorker = 'blocked'; return; }  // blocked by the browser (policy, automation)
       state.serviceWorker = sw.controller ? 'controlling' : 'installing';

@@ -8,6 +8,12 @@ QuireI18n.add('de', {
   "Language": "Sprache",
   "A newer version of Quire is ready.": "Eine neuere Version von Quire ist bereit.",
   "Reload to update": "Neu laden und aktualisieren",
+  "Quire could not keep its offline copy: this browser has less room for this site than the copy needs ({size}). Quire works while this server is reachable; free space on the disk and reload to try again.":
+    "Quire konnte seine Offline-Kopie nicht anlegen: Dieser Browser hat für diese Seite weniger Platz, als die Kopie braucht ({size}). Quire funktioniert, solange dieser Server erreichbar ist; machen Sie Platz auf dem Datenträger und laden Sie neu, um es noch einmal zu versuchen.",
+  "Quire could not keep its offline copy ({reason}). Quire works while this server is reachable; reload to try again.":
+    "Quire konnte seine Offline-Kopie nicht anlegen ({reason}). Quire funktioniert, solange dieser Server erreichbar ist; laden Sie neu, um es noch einmal zu versuchen.",
+  "not kept: this browser has less room for this site than the copy needs (free space on the disk and reload)":
+    "nicht angelegt: Dieser Browser hat für diese Seite weniger Platz, als die Kopie braucht (Platz schaffen und neu laden)",
   "Views": "Ansichten",
   "Library": "Bibliothek",
   "Search": "Suche",
