@@ -355,7 +355,9 @@ def test_german_and_mp4_train_while_silence_french_a_mute_video_and_bad_bytes_ea
     assert hit["location"]["time"][0] == 0 and hit["location_label"] == "0:00–0:03"
     # From file:// too, a cited moment plays (a blob: URL of the recording as added).
     played = play_from_dialog(page, SENTENCES[0])
-    assert played["src"].startswith("blob:") and played["playing"] and played["seeked"] == 0, played
+    # It starts at 0:00: on a busy machine the element had played 20 ms when its seek to 0 was
+    # reported (a full-suite run), so a few hundred ms of play count as the start.
+    assert played["src"].startswith("blob:") and played["playing"] and played["seeked"] == pytest.approx(0, abs=0.5), played
 
 
 def test_without_voice_in_the_build_a_recording_fails_saying_so(lecture, context, lean_dist, serve, page_log):
