@@ -1,6 +1,8 @@
 """A library of many small sources in Firefox and WebKit (Chromium: test_many_sources_browser.py):
 past 300 rows the Library table holds only the rows in sight, scrolling brings the last ones,
-and the filter, a rename and the sort work on all of them."""
+and the filter, a rename and the sort work on all of them.  In the same browser, the store's range
+deletes (a commit with many deletes in one bucket: tests/test_store_js_browser.py) delete exactly
+their keys, on a page of its own origin."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import pytest
 
 from conftest import StaticServer
 from engines import ENGINES, missing, open_engine
+from test_store_js_browser import RANGE_DELETES, check_range_deletes, store_site
 
 pytestmark = pytest.mark.browser
 
@@ -32,7 +35,7 @@ def server(built_dist):
 
 
 @pytest.mark.parametrize("name", ENGINES)
-def test_nine_hundred_sources_are_a_windowed_table_that_filters_renames_and_sorts(name, server, tmp_path):
+def test_nine_hundred_sources_are_a_windowed_table_that_filters_renames_and_sorts(name, server, serve, tmp_path):
     why = missing(name)
     if why:
         pytest.fail(f"{name} is needed for this tier and is missing here: {why}")
@@ -72,3 +75,7 @@ def test_nine_hundred_sources_are_a_windowed_table_that_filters_renames_and_sort
              "s.dispatchEvent(new Event('change', {bubbles: true}));")
         b.wait(f"{ROWS}[0] && {ROWS}[0].dataset.name === 'note-0.md'", describe=f"{ROWS}[0] && {ROWS}[0].dataset.name")
         assert b.js(f"return {ROWS}.length;") < N // 2
+        # The store's range deletes, on a page that loads only the store (its own origin).
+        b.goto(serve(store_site(tmp_path / "store")).url)
+        b.run("async () => QuireStore.openLibrary(['notes'], 1)")
+        check_range_deletes(b.run(RANGE_DELETES))

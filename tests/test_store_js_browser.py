@@ -37,18 +37,22 @@ def test_the_page_and_the_worker_load_the_same_parts_in_order():
     assert [p.removeprefix("assets/") for p in STORE_SCRIPTS] == PARTS
 
 
-@pytest.fixture
-def store_page(tmp_path, serve, context):
-    root = tmp_path / "site"
-    root.mkdir()
+def store_site(root: Path) -> Path:
+    """A page at ``root`` that loads only the store's parts (and a worker that asks for room)."""
+    root.mkdir(parents=True, exist_ok=True)
     for part in PARTS:
         shutil.copy(SITE / "assets" / part, root / part)
     (root / "index.html").write_text('<!doctype html><meta charset="utf-8"><title>QuireStore</title>'
                                      '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">'
                                      + "".join(f'<script src="{p}"></script>' for p in PARTS), encoding="utf-8")
     (root / "room-worker.js").write_text(WORKER, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def store_page(tmp_path, serve, context):
     page = context.new_page()
-    page.goto(serve(root).url)
+    page.goto(serve(store_site(tmp_path / "site")).url)
     page.evaluate("QuireStore.openLibrary(['notes'], 1)")
     return page
 
@@ -152,11 +156,11 @@ def test_usage_counters_stay_exact_for_commits_of_a_few_keys_and_of_many(store_p
 
 
 
-def test_many_deletes_go_as_runs_and_delete_exactly_their_keys(store_page):
-    # A bucket with many deletes (a Train deleting its staged originals) is deleted run by run
-    # with key ranges: every key between two deleted keys that is not deleted itself must stay,
-    # keys put in the same commit must land after the deletes, and the counters stay exact.
-    out = store_page.evaluate("""async () => {
+# A bucket with many deletes (a Train deleting its staged originals) is deleted run by run with
+# key ranges: every key between two deleted keys that is not deleted itself must stay, keys put in
+# the same commit must land after the deletes, and the counters stay exact.  Firefox and WebKit
+# run it too (tests/test_engines_many_sources.py).
+RANGE_DELETES = """async () => {
         const L = QuireStore.library;
         await L.usage();
         const key = i => 'n' + String(i).padStart(4, '0');
@@ -175,7 +179,10 @@ def test_many_deletes_go_as_runs_and_delete_exactly_their_keys(store_page):
         return {keys: all.map(kv => kv[0]), again: all.filter(kv => kv[1] === 'again').map(kv => kv[0]),
                 deletes: spied.length, ranges: spied.filter(Boolean).length,
                 counted: (await L.usage()).notes, bytes: all.reduce((n, kv) => n + kv[1].length, 0)};
-    }""")
+    }"""
+
+
+def check_range_deletes(out: dict) -> None:
     key = "n{:04d}".format
     want = sorted({key(i) for i in range(500) if i % 7 == 0 or 200 <= i < 240} | {"n0003", "n0400", "n0240x"})
     assert out["keys"] == want
@@ -183,6 +190,10 @@ def test_many_deletes_go_as_runs_and_delete_exactly_their_keys(store_page):
     # one delete per run between kept keys, not one per key: 423 keys deleted
     assert out["deletes"] < 100 and out["ranges"] == out["deletes"], out
     assert out["counted"] == {"count": len(want), "bytes": out["bytes"]}
+
+
+def test_many_deletes_go_as_runs_and_delete_exactly_their_keys(store_page):
+    check_range_deletes(store_page.evaluate(RANGE_DELETES))
 
 
 def test_counters_of_the_older_kind_are_counted_again_once_and_replaced(store_page):
