@@ -244,6 +244,17 @@ def test_a_german_lecture_is_transcribed_in_german_and_resumes_in_german():
     asyncio.run(go())
 
 
+def test_a_short_german_clip_keeps_the_language_it_was_heard_in():
+    # Six words hold too few German marker words for the text's own check ("other"); the source
+    # takes the language the speech engine heard, so its passages are stemmed as German.
+    async def go():
+        q = await open_with(FakeEngine(["Euer Plan hat ja toll geklappt."], heard=("de", "German", 0.97)))
+        await q.stage("kurz.mp3", b"ID3 a recording")
+        assert (await q.train())["added"] == 1
+        assert q.sources()[0]["language"] == "de"
+    asyncio.run(go())
+
+
 def test_a_german_piece_in_a_loop_is_left_out_and_a_third_language_is_refused_by_name():
     async def go():
         loop = "Die Zelle die Zelle die Zelle die Zelle die Zelle die Zelle die Zelle die Zelle."

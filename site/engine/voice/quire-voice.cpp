@@ -3,12 +3,14 @@
 // model), transcribe it in a language ("en" for tiny.en), free.  Greedy decoding, with whisper.cpp's
 // temperature fallback against loops.
 #include <emscripten.h>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 #include "whisper.h"
 
 extern int quire_mel_pad;  // frames of silence after the audio (the build adds this knob to whisper.cpp)
+extern int quire_no_timestamps;  // 1: <|notimestamps|> in the prompt (the build adds this knob too)
 
 static struct whisper_context *g_ctx = nullptr;
 static std::string g_text;
@@ -47,6 +49,13 @@ EMSCRIPTEN_KEEPALIVE const char *qv_detect(const float *pcm, int n_samples) {
     return g_text.c_str();
 }
 
+// Text alone: every timestamp token masked (with <|notimestamps|> in the prompt, as
+// faster-whisper's without_timestamps; the tab's pieces and questions are one segment each).
+static void mask_timestamps(struct whisper_context *ctx, struct whisper_state *, const whisper_token_data *, int,
+                            float *logits, void *) {
+    for (int i = whisper_token_beg(ctx); i < whisper_n_vocab(ctx); i++) logits[i] = -INFINITY;
+}
+
 EMSCRIPTEN_KEEPALIVE const char *qv_transcribe(const float *pcm, int n_samples, const char *language) {
     g_text.clear();
     if (!g_ctx) return nullptr;
@@ -74,6 +83,11 @@ EMSCRIPTEN_KEEPALIVE const char *qv_transcribe(const float *pcm, int n_samples, 
     p.single_segment = true;
     p.suppress_blank = true;
     p.suppress_non_speech_tokens = true;  // as faster-whisper's default: no "( ( ( (" loops
+    // Decoded without timestamps: on the tab's own samples of a test lecture faster-whisper wrote
+    // 0.302 of the words wrong with them and 0.262 without (tests/test_lectures_browser.py).
+    quire_no_timestamps = 1;
+    p.logits_filter_callback = mask_timestamps;
+    p.logits_filter_callback_user_data = nullptr;
     // Temperature fallback stays on: a repetition loop (low entropy) is decoded again, warmer.
     // OpenAI's STFT centres frame i on sample i*160 (reflect-padding the start by half a
     // window); whisper.cpp 1.4.1 starts frame i there.  Padding here gives OpenAI's frames,
