@@ -1,11 +1,12 @@
 """Recorded lectures (issue 28) in Firefox ESR (over http) and WebKitGTK (Safari's engine, from
 file://): a 31 s espeak-ng lecture of six sentences (two pieces) is staged through ``window.quire``, transcribed during Train by
-Whisper tiny.en in the page, and every sentence is found by search in a passage whose time span
+Whisper tiny.en in the page; its first sentence is found by a search during the Train, once the
+first piece is heard, and after it every sentence is found by search in a passage whose time span
 holds the moment it was said (within 2 s), and the passage dialog's play button starts the
 recording at that passage's first second; a video with no sound track and undecodable bytes fail
 alone, with the app's reason, which names the formats every supported browser decodes; the
-multilingual model guesses the lecture's language in each engine, and in WebKit a French
-recording is refused by name.
+multilingual model guesses the lecture's language in each engine, and a 2 s clip of real German
+speech (tests/fixtures/speech) is heard as German and transcribed by multilingual base.
 
 Long recordings are decoded a few minutes at a time (site/assets/audio-split.js): cut into 5 s
 pieces here, the lecture as MP3, Ogg/Opus and M4A decodes into samples that line up with the WAV
@@ -30,7 +31,8 @@ import pytest
 from conftest import copy_dist
 from engines import missing, open_engine
 from quire.transcripts import PIECE_S
-from test_lectures_browser import CUTS, FRENCH, SENTENCES, SLACK_S, STAGE, b64, check_cuts, spoken_lecture
+import voice_clips
+from test_lectures_browser import CUTS, SENTENCES, SLACK_S, SPEECH, STAGE, b64, check_cuts, spoken_lecture
 
 pytestmark = pytest.mark.browser
 
@@ -85,8 +87,6 @@ def lecture(tmp_path_factory):
         subprocess.run(ffmpeg + [s0] + codec + [str(folder / name)], check=True)
     subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=160x120:d=5:r=10",
                     "-c:v", "libvpx", str(folder / "muted.webm")], check=True)
-    subprocess.run(["espeak-ng", "-v", "fr", "-s", "150", "-w", str(folder / "french.wav"), FRENCH], check=True)
-    subprocess.run(ffmpeg + [str(folder / "french.wav"), "-c:a", "libopus", str(folder / "french.opus")], check=True)
     return folder, said, math.ceil(at / PIECE_S)
 
 
@@ -110,12 +110,18 @@ def test_a_lecture_trains_and_every_sentence_is_found_at_its_moment(name, mode, 
         b.run(STAGE, [recording, b64(folder / recording)])
         b.run(STAGE, ["muted.webm", b64(folder / "muted.webm")])
         b.run(STAGE, ["broken.mp3", base64.b64encode(bytes(range(256)) * 64).decode()])
-        if name == "webkit":  # a refusal by name (Firefox guesses the English lecture: the same guess)
-            b.run(STAGE, ["french.opus", b64(folder / "french.opus")])
-        counts = b.run("async () => quire.train()")
+        # Real German speech, a 2 s clip: guessed from its little sound and transcribed by base.
+        b.run(STAGE, ["kurz.mp3", b64(SPEECH / "thorsten-de-short.mp3")])
+        # Once the lecture's first piece is heard, a search during the Train finds its first sentence.
+        counts, early = b.run("""async ([recording, first]) => { let early = null;
+          const counts = await quire.train({onProgress: e => {
+            if (e.stage !== 'transcribe' || e.file !== recording || e.done < 1 || e.done >= e.pieces || early) return;
+            early = quire.search(first, {k: 20}); }});
+          return [counts, early && await early]; }""", [recording, said[0][0]])
         sources = {s["name"]: s for s in b.run("async () => quire.sources()")}
         heard = [c["text"] for c in b.run("async (id) => quire.chunks(id)", sources[recording]["id"])] \
             if sources[recording]["status"] == "trained" else []
+        clip = b.run("async (id) => quire.chunks(id)", sources["kurz.mp3"]["id"]) if sources["kurz.mp3"]["status"] == "trained" else []
         hits = {text: b.run("async (q) => quire.search(q, {k: 20})", text) for text, _, _ in said}
         # A cited moment plays: the passage dialog's button, pressed, loads the recording and seeks.
         cited = next((h for h in hits[said[-1][0]] if h["source"] == recording), None)
@@ -130,15 +136,17 @@ def test_a_lecture_trains_and_every_sentence_is_found_at_its_moment(name, mode, 
     # Every format tried decodes to the sentence's length (about 3.7 s; MP3 and AAC pad a little).
     for f in FORMATS:
         assert isinstance(decoded[f], (int, float)) and abs(decoded[f] - decoded["sentence.wav"]) < 0.1, (f, decoded)
-    assert counts["added"] == 1 and counts["failed"] == (3 if name == "webkit" else 2), (counts, sources)
-    # The multilingual model guesses each recording's language: English here, and (WebKit) French
-    # refused by name.  Firefox's French refusal passed when this was written (2026-12-07); the
-    # suite's 30 minutes no longer afford its 25 s guess there (docs/testing.md).
+    assert counts["added"] == 2 and counts["failed"] == 2, (counts, sources)
+    # The multilingual model guesses each recording's language: English for the lecture, German for
+    # the clip, which base transcribes in German.  (A French refusal by name passed in both engines in
+    # earlier runs, the last on 2026-12-07; Chromium's test keeps it: the suite's 30 minutes, docs/testing.md.)
     assert sources[recording]["language"] == "en", sources[recording]
-    if name == "webkit":
-        french = sources["french.opus"]["error"]
-        assert french.startswith("french.opus sounds like French (the speech engine is ") and french.endswith(
-            "% sure); Quire transcribes English and German speech"), french
+    kurz = sources["kurz.mp3"]
+    assert kurz["status"] == "trained" and kurz["language"] == "de", kurz
+    assert voice_clips.corpus_wer(["Euer Plan hat ja toll geklappt."], [c["text"] for c in clip]) <= 0.34, clip
+    # Found during the Train, at its moment.
+    top = next((h for h in early or [] if h["source"] == recording), None)
+    assert top and top["location"]["time"][0] - SLACK_S <= said[0][1] and said[0][2] <= top["location"]["time"][1] + SLACK_S, early
     assert pieces == 2 and sources[recording]["status"] == "trained" and sources[recording]["units"] == pieces, sources[recording]
     for text, start, end in said:
         hit = next((h for h in hits[text] if h["source"] == recording), None)
