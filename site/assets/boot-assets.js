@@ -24,7 +24,7 @@
   };
 
   function decode15(units, size) {
-    var out = new Uint8Array(size + 2);
+    var out = new Uint8Array(size);  // the last unit's spare bits fall past the end: a typed array ignores them
     var acc = 0, bits = 0, j = 0;
     for (var i = 0; i < units.length && j < size; i++) {
       acc = ((acc << 15) | (units.charCodeAt(i) - 0x1000)) & 0x3fffff;  // at most 7 + 15 live bits
@@ -32,7 +32,7 @@
       while (bits >= 8) { bits -= 8; out[j++] = acc >>> bits; }
     }
     if (j < size) throw new Error('pack is shorter than its size');
-    return out.subarray(0, size);
+    return out;
   }
 
   function loadAsset(name) {
@@ -69,7 +69,11 @@
   function loadChecked(name) {
     var info = B && B.assets[name];
     if (!info) return Promise.reject({ kind: 'missing', arg: name });
-    return loadAsset(name).then(decode).then(function (blob) { return blob.arrayBuffer(); }).then(function (buffer) {
+    // Not gzipped (the voice models): the decoded bytes as they are, not copied twice more through
+    // a Blob (110 MB of short-lived copies for the multilingual model).
+    return loadAsset(name).then(function (asset) {
+      return asset.gz ? decode(asset).then(function (blob) { return blob.arrayBuffer(); }) : asset.bytes.buffer;
+    }).then(function (buffer) {
       return crypto.subtle.digest('SHA-256', buffer).then(function (digest) {
         if (hex(digest) !== info.sha256) throw { kind: 'damaged', arg: info.src, checksum: true };
         return buffer;

@@ -157,18 +157,21 @@ class Sampler(threading.Thread):
         if root is None:
             return None
         rss = pss = 0
+        kinds = {}  # PSS per kind of process: renderer (the tab and its workers), browser, gpu-process, utility
         procs = [root] + root.children(recursive=True)
         for p in procs:
             try:
                 rss += p.memory_info().rss
+                kind = next((c.split("=", 1)[1] for c in p.cmdline() if c.startswith("--type=")), "browser")
                 with open(f"/proc/{p.pid}/smaps_rollup") as f:
                     for line in f:
                         if line.startswith("Pss:"):
                             pss += int(line.split()[1]) * 1024
+                            kinds[kind] = kinds.get(kind, 0) + int(line.split()[1]) * 1024
                             break
             except (psutil.NoSuchProcess, FileNotFoundError, ProcessLookupError, PermissionError):
                 pass
-        return {"t": time.monotonic(), "rss": rss, "pss": pss, "procs": len(procs), "mark": self.mark}
+        return {"t": time.monotonic(), "rss": rss, "pss": pss, "procs": len(procs), "mark": self.mark, "kinds": kinds}
 
     def run(self):
         while self.stop_at is None:
@@ -316,6 +319,8 @@ def run_long(p, url: str, name: str, path: Path, audio_s: float, tmp: Path) -> d
             "peak_rss_bytes": max((s["rss"] for s in during), default=None),
             "peak_pss_bytes": max((s["pss"] for s in during), default=None),
             "memory_samples": len(during), "progress_events": run["events"][:4],
+            # where the peak was: MB PSS per kind of process at the sample with the most
+            "peak_pss_mb_by_kind": {k: round(v / 1e6) for k, v in max(during, key=lambda s: s["pss"])["kinds"].items()} if during else None,
             # the samples from staging on: seconds since the first, MB RSS, MB PSS (every 0.5 s)
             "memory_timeline": [(round(s["t"] - during[0]["t"], 1), round(s["rss"] / 1e6), round(s["pss"] / 1e6))
                                 for s in sampler.samples if s["mark"] != "idle" and during]}

@@ -106,7 +106,7 @@ def flags() -> list[str]:
 def link_flags() -> list[str]:
     return ["-sMODULARIZE=1", f"-sEXPORT_NAME={EXPORT_NAME}", "-sALLOW_MEMORY_GROWTH=1",
             "-sINITIAL_MEMORY=64MB", "-sENVIRONMENT=worker", "-sDYNAMIC_EXECUTION=0", "-sFILESYSTEM=0",
-            "-sEXPORTED_FUNCTIONS=_malloc,_free,_qv_init,_qv_detect,_qv_transcribe,_qv_free",
+            "-sEXPORTED_FUNCTIONS=_malloc,_free,_qv_init,_qv_init_state,_qv_detect,_qv_transcribe,_qv_free",
             "-sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8"]
 
 

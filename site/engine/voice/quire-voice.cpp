@@ -13,6 +13,7 @@ extern int quire_mel_pad;  // frames of silence after the audio (the build adds 
 extern int quire_no_timestamps;  // 1: <|notimestamps|> in the prompt (the build adds this knob too)
 
 static struct whisper_context *g_ctx = nullptr;
+static struct whisper_state *g_state = nullptr;
 static std::string g_text;
 
 static const int FRAMES_PER_SECOND = 100;  // whisper's 10 ms hop
@@ -20,10 +21,21 @@ static const int MAX_AUDIO_CTX = 1500;     // 30 s: Whisper's window
 static const int HALF_WINDOW = 200;        // n_fft / 2
 
 extern "C" {
+// Loading is two calls, so the page's copy of the weights (as large as the model) is freed in
+// between: the inference buffers then reuse its room instead of growing the worker's memory,
+// which never shrinks.
 EMSCRIPTEN_KEEPALIVE int qv_init(void *buffer, size_t size) {
+    if (g_state) whisper_free_state(g_state);
     if (g_ctx) whisper_free(g_ctx);
-    g_ctx = whisper_init_from_buffer(buffer, size);
+    g_state = nullptr;
+    g_ctx = whisper_init_from_buffer_no_state(buffer, size);
     return g_ctx ? 0 : 1;
+}
+
+EMSCRIPTEN_KEEPALIVE int qv_init_state(void) {
+    if (!g_ctx) return 1;
+    g_state = whisper_init_state(g_ctx);
+    return g_state ? 0 : 1;
 }
 
 // The encoder reads 2*audio_ctx mel frames.  Whisper pads every clip to 30 s; a short
@@ -33,11 +45,11 @@ EMSCRIPTEN_KEEPALIVE int qv_init(void *buffer, size_t size) {
 // or with an English-only model.
 EMSCRIPTEN_KEEPALIVE const char *qv_detect(const float *pcm, int n_samples) {
     g_text.clear();
-    if (!g_ctx || !whisper_is_multilingual(g_ctx)) return nullptr;
+    if (!g_ctx || !g_state || !whisper_is_multilingual(g_ctx)) return nullptr;
     quire_mel_pad = 0;  // whisper.cpp's own padding: the encoder reads a whole 30 s window
-    if (whisper_pcm_to_mel(g_ctx, pcm, n_samples, 1) != 0) return nullptr;
+    if (whisper_pcm_to_mel_with_state(g_ctx, g_state, pcm, n_samples, 1) != 0) return nullptr;
     std::vector<float> probs(whisper_lang_max_id() + 1, 0.0f);
-    if (whisper_lang_auto_detect(g_ctx, 0, 1, probs.data()) < 0) return nullptr;
+    if (whisper_lang_auto_detect_with_state(g_ctx, g_state, 0, 1, probs.data()) < 0) return nullptr;
     std::vector<int> order(probs.size());
     for (size_t i = 0; i < order.size(); i++) order[i] = (int) i;
     for (int k = 0; k < 5 && k < (int) order.size(); k++) {
@@ -58,7 +70,7 @@ static void mask_timestamps(struct whisper_context *ctx, struct whisper_state *,
 
 EMSCRIPTEN_KEEPALIVE const char *qv_transcribe(const float *pcm, int n_samples, const char *language) {
     g_text.clear();
-    if (!g_ctx) return nullptr;
+    if (!g_ctx || !g_state) return nullptr;
     whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
     int frames = (n_samples + HALF_WINDOW) / 160;
     // whisper.cpp's mel length with quire_mel_pad = 100: whole seconds, plus one.
@@ -96,13 +108,15 @@ EMSCRIPTEN_KEEPALIVE const char *qv_transcribe(const float *pcm, int n_samples, 
     std::vector<float> padded(n_samples + HALF_WINDOW);
     for (int i = 0; i < HALF_WINDOW; i++) padded[i] = pcm[HALF_WINDOW - i];
     std::copy(pcm, pcm + n_samples, padded.begin() + HALF_WINDOW);
-    if (whisper_full(g_ctx, p, padded.data(), (int) padded.size()) != 0) return nullptr;
-    for (int i = 0; i < whisper_full_n_segments(g_ctx); i++) g_text += whisper_full_get_segment_text(g_ctx, i);
+    if (whisper_full_with_state(g_ctx, g_state, p, padded.data(), (int) padded.size()) != 0) return nullptr;
+    for (int i = 0; i < whisper_full_n_segments_from_state(g_state); i++) g_text += whisper_full_get_segment_text_from_state(g_state, i);
     return g_text.c_str();
 }
 
 EMSCRIPTEN_KEEPALIVE void qv_free(void) {
+    if (g_state) whisper_free_state(g_state);
     if (g_ctx) whisper_free(g_ctx);
+    g_state = nullptr;
     g_ctx = nullptr;
 }
 }

@@ -37,8 +37,9 @@
     if (!ptr) { fail(id, 'Not enough memory for the voice model.'); return false; }
     M.HEAPU8.set(bytes, ptr);
     var rc = M._qv_init(ptr, bytes.length);
-    M._free(ptr);  // whisper.cpp copied the weights into its own buffers
+    M._free(ptr);  // whisper.cpp copied the weights: its inference buffers (next) reuse this room
     if (rc !== 0) { fail(id, 'The voice model could not be read.'); return false; }
+    if (M._qv_init_state() !== 0) { fail(id, 'Not enough memory for the voice model.'); return false; }
     return true;
   }
 
