@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, wait_ready
+from conftest import ROOT, wait_ready, with_test_hooks
 from quire.transcripts import PIECE_S
 import voice_clips
 from voice_clips import read_wav, write_wav
@@ -300,9 +300,29 @@ def play_from_dialog(page, text: str) -> dict:
     return out
 
 
+# A staged recording stays out of the engine's heap (WebAssembly memory only grows): a 48 MB
+# "video" (two 32 MB pieces in the store), then read back whole by the page, byte for byte.
+HEAP = "import pyodide_js\npyodide_js._module.HEAPU8.length"
+BIG_VIDEO = """async (mb) => {
+  const data = new Uint8Array(mb << 20);
+  for (let i = 0; i < data.length; i++) data[i] = (i * 7 + (i >> 20)) % 251;
+  const [rec] = await quire.stage([{name: 'lecture-video.mp4', data}]);
+  const file = await quire.recording(rec.id);
+  const back = new Uint8Array(await file.arrayBuffer());
+  let same = back.length === data.length;
+  for (let i = 0; same && i < back.length; i += 4099) same = back[i] === (i * 7 + (i >> 20)) % 251;
+  await quire.remove(rec.id);
+  return {status: rec.status, error: rec.error, size: file.size, same, type: file.type}; }"""
+
+
 def test_cancel_keeps_transcribed_pieces_and_train_resumes(lecture, context, built_dist, serve, page_log):
     folder, said, pieces = lecture
-    page = open_page(context, serve(built_dist).url, page_log)
+    page = open_page(context, with_test_hooks(serve(built_dist).url), page_log)
+    heap = page.evaluate("(s) => quire.run(s)", HEAP)
+    big = page.evaluate(BIG_VIDEO, 48)
+    grown = page.evaluate("(s) => quire.run(s)", HEAP) - heap
+    assert big == {"status": "staged", "error": None, "size": 48 << 20, "same": True, "type": "video/mp4"}, big
+    assert grown < 16 << 20, f"staging a 48 MB recording grew the engine's heap by {grown >> 20} MB"
     page.evaluate(COUNT_PIECES)
     page.evaluate(STAGE, ["lecture.opus", b64(folder / "lecture.opus")])  # 48 kHz Opus: resampled in the page
     # Once piece 1 is heard, a search finds its first sentence at its moment, while the Train

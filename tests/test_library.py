@@ -7,6 +7,8 @@ import zipfile
 
 import pytest
 
+from quire import originals
+
 from quire.app import Quire
 from quire.errors import LibraryError
 from quire.training import TrainCancelled
@@ -262,15 +264,49 @@ def test_language_override_retokenizes_the_source():
     run(go())
 
 
-def test_recording_gives_the_bytes_as_added_while_originals_are_kept_and_none_after():
-    # What the passage dialog plays a cited moment from (window.quire.recording).
+def test_a_held_file_stages_as_its_bytes_would_and_is_read_a_stretch_at_a_time():
+    # In the tab a staged file stays in the page's array (quire.browser.idb.PageBytes): the
+    # engine hashes it HASH_STEP at a time and stores it in views of it.  Same record, same
+    # stored original as the bytes themselves, and no read of more than HASH_STEP at once.
+    class Counted(originals.Bytes):
+        reads = []
+
+        def __getitem__(self, where):
+            got = super().__getitem__(where)
+            Counted.reads.append(len(got))
+            return got
+
+        def part(self, start, stop):
+            return Counted(self.data, self.start + start, self.start + min(stop, len(self)))
+
+    async def go():
+        data = bytes(range(256)) * (3 * originals.HASH_STEP // 256 + 77)  # three steps and a bit
+        plain, held = await open_quire(), await open_quire()
+        a = await plain.stage("talk.mp3", data)
+        b = await held.stage("talk.mp3", Counted(data))
+        assert {**a, "added": 0} == {**b, "added": 0} and a["status"] == "staged"
+        assert await held.original(b["id"]) == data
+        # hashed a step at a time; the one whole read is MemoryStore's copy (IndexedDB keeps views)
+        steps, whole = Counted.reads[:-1], Counted.reads[-1]
+        assert len(steps) == 4 and max(steps) <= originals.HASH_STEP and sum(steps) == whole == len(data)
+        # a recording may be larger than the Settings limit; a text file may not
+        plain.library.max_bytes = held.library.max_bytes = 1024
+        assert (await held.stage("big.mp3", Counted(data + b"1")))["status"] == "staged"
+        refused = await held.stage("big.md", Counted(data + b"2"))
+        assert refused["status"] == "failed" and "the limit is 0 MB" in refused["error"], refused
+    run(go())
+
+
+def test_recording_names_the_original_while_originals_are_kept_and_none_after():
+    # What the passage dialog plays a cited moment from (window.quire.recording): the page reads
+    # the bytes from the store under this id itself (a lecture video never crosses the engine).
     async def go():
         q = await open_quire()
         data = md("A", "Kept original.") * 5000
         rec = await q.stage("a.md", data)
         await q.train()
         got = await q.call("recording", rec["id"])
-        assert got["name"] == "a.md" and base64.b64decode(got["base64"]) == data
+        assert got == {"name": "a.md", "id": rec["id"]} and await q.original(got["id"]) == data
         await q.set_keep_originals(False)
         assert await q.call("recording", rec["id"]) is None
         with pytest.raises(LibraryError, match="no source with id"):

@@ -286,3 +286,47 @@ def test_english_heard_as_english_is_judged_as_before():
         assert q.sources()[0]["error"] == ("talk.mp3 does not sound like clear English speech; "
                                            "Quire transcribes English and German speech")
     asyncio.run(go())
+
+
+def test_the_engine_never_reads_a_recordings_bytes_and_a_missing_original_fails_it_by_name():
+    # In the tab the page reads a recording from the store itself (api-recordings.js): the engine
+    # passes the source id, and a lecture video of hundreds of MB never enters its heap.
+    from quire.transcripts import MissingOriginal
+
+    class Watched(MemoryStore):
+        read = []
+
+        async def get(self, bucket, key, default=None):
+            if bucket == "originals":
+                Watched.read.append(key)
+            return await super().get(bucket, key, default)
+
+        async def get_many(self, bucket, keys):
+            if bucket == "originals":
+                Watched.read.extend(keys)
+            return await MemoryStore.get_many(self, bucket, keys)
+
+    class Lost(FakeEngine):
+        async def __call__(self, key, source, piece, piece_s, language=None):
+            self.sources = getattr(self, "sources", []) + [source]
+            if source.startswith(LOST):
+                raise MissingOriginal(source)
+            return await super().__call__(key, source, piece, piece_s, language)
+
+    LOST = hashlib.sha256(b"ID3 lost").hexdigest()[:16]
+
+    async def go():
+        engine = Lost(LECTURE)
+        q = await open_with(engine, Watched())
+        kept = await q.stage("lecture.mp3", b"ID3 not really an mp3")
+        await q.stage("notes.md", b"# Notes\n\nThe cell divides.")
+        await q.stage("lost.mp3", b"ID3 lost")
+        counts = await q.train()
+        assert counts["added"] == 2 and counts["failed"] == 1, counts
+        assert Watched.read, "the Markdown file is read as usual"
+        assert kept["id"] not in Watched.read and not any(k.startswith(LOST) for k in Watched.read), Watched.read
+        assert kept["id"] in engine.sources
+        lost = next(s for s in q.sources() if s["name"] == "lost.mp3")
+        assert lost["error"] == ("the original of lost.mp3 was not saved (the browser refused to store it); "
+                                 "remove it and add the file again"), lost
+    asyncio.run(go())

@@ -29,7 +29,7 @@ import time
 from quire import ocr as ocr_pages
 from quire import originals
 from quire.errors import LibraryError
-from quire.extract import MAX_BYTES, ExtractError, Limits, kind_of
+from quire.extract import MAX_BYTES, MAX_RECORDING_BYTES, ExtractError, Limits, kind_of
 from quire.library_index import StoredIndex
 from quire.model import location_label, parse_chunk_id
 from quire.passages import Passages
@@ -223,7 +223,7 @@ class Library:
 
     def _new_record(self, name, data, category, language, force_ocr, added, i, staged, names) -> dict:
         name = posixpath.basename(name.replace("\\", "/")) or "untitled"
-        digest = hashlib.sha256(data).hexdigest()
+        digest = originals.sha256(data)
         if digest in staged:
             return {**staged[digest], "note": "already staged"}
         record = {
@@ -237,9 +237,11 @@ class Library:
             record["warnings"].append(f"another staged file is already called {name}; this one is {record['name']}")
         try:
             record["kind"] = kind_of(name, data)
-            if len(data) > self.max_bytes:
-                raise ExtractError(f"{name} is too large ({len(data) / 2**20:.0f} MB; the limit is "
-                                   f"{self.max_bytes / 2**20:.0f} MB)")
+            limit = max(self.max_bytes, MAX_RECORDING_BYTES) if record["kind"] == "audio" else self.max_bytes
+            if len(data) > limit:
+                what = " for recordings" if record["kind"] == "audio" else ""
+                raise ExtractError(f"{name} is too large ({len(data) / 2**20:.0f} MB; the limit{what} is "
+                                   f"{limit / 2**20:.0f} MB)")
             if not data:
                 raise ExtractError(f"{name} is empty")
         except ExtractError as exc:

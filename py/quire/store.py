@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from quire.errors import QuireError
+from quire.originals import Held
 
 # Every bucket Quire writes; the browser creates one IndexedDB object store per name.
 BUCKETS = (
@@ -139,7 +140,7 @@ class MemoryStore:
         for bucket, key in deletes:
             self.data[bucket].pop(key, None)
         for bucket, key, value in puts:
-            self.data[bucket][key] = copy.deepcopy(value)
+            self.data[bucket][key] = value[:] if isinstance(value, Held) else copy.deepcopy(value)
 
     async def clear(self) -> None:
         self.data = {b: {} for b in BUCKETS}
@@ -197,7 +198,8 @@ class SQLiteStore:
         return {k: self._decode(j, v) for k, j, v in rows if k.startswith(prefix)}
 
     async def commit(self, puts: Iterable[Put] = (), deletes: Iterable[Delete] = ()) -> None:
-        puts, deletes = list(puts), list(deletes)
+        puts = [(b, k, v[:] if isinstance(v, Held) else v) for b, k, v in puts]
+        deletes = list(deletes)
         for bucket, *_ in puts + deletes:
             _check_bucket(bucket)
         try:
@@ -224,6 +226,6 @@ class SQLiteStore:
 
 
 def _size(value: Any) -> int:
-    if isinstance(value, (bytes, bytearray, memoryview)):
+    if isinstance(value, (bytes, bytearray, memoryview, Held)):
         return len(value)
     return len(json.dumps(value))

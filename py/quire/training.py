@@ -22,6 +22,7 @@ from quire import transcripts
 from quire.chunking import chunk_units
 from quire.errors import QuireError, traceback_of
 from quire.extract import ExtractCancelled, ExtractError, read_steps
+from quire.extract.audio import extract_audio
 from quire.retrieval.lang import detect_language
 
 Progress = Callable[[dict], None]
@@ -144,6 +145,24 @@ class Trainer:
         report({"stage": "done", "files": total, **{k: v for k, v in counts.items() if k != "files"}})
         return counts
 
+    async def _read(self, record: dict, data: bytes | None, cancelled) -> tuple[bytes, "Extraction"]:
+        """A source's original (read from the store unless given) and what it says."""
+        name, lib = record["name"], self.library
+        if data is None:
+            data = await originals.read(lib.store, record["id"])
+        if data is None:
+            raise ExtractError(transcripts.missing_original(name))
+        steps = read_steps(name, data, max_bytes=lib.max_bytes, limits=lib.limits, cancelled=cancelled)
+        paused = time.monotonic()
+        while True:
+            try:
+                next(steps)
+            except StopIteration as finished:
+                return data, finished.value
+            if time.monotonic() - paused > YIELD_EVERY:
+                await asyncio.sleep(0)  # a long PDF: let the worker hear a Cancel
+                paused = time.monotonic()
+
     async def _train_one(self, record: dict, report: Progress, cancelled, done: dict[str, tuple[dict, list[dict]]],
                          data: bytes | None = None):
         """Read, OCR or transcribe, chunk and index one staged source: ``(trained record, chunk dicts)``.
@@ -152,22 +171,12 @@ class Trainer:
         passages (``done``: the sources this Train has already indexed).  ``data``: its
         original, if already read."""
         name, lib = record["name"], self.library
-        if data is None:
-            data = await originals.read(lib.store, record["id"])
-        if data is None:
-            raise ExtractError(f"the original of {name} was not saved (the browser refused to store it); "
-                               "remove it and add the file again")
-        steps = read_steps(name, data, max_bytes=lib.max_bytes, limits=lib.limits, cancelled=cancelled)
-        paused = time.monotonic()
-        while True:
-            try:
-                next(steps)
-            except StopIteration as finished:
-                extraction = finished.value
-                break
-            if time.monotonic() - paused > YIELD_EVERY:
-                await asyncio.sleep(0)  # a long PDF: let the worker hear a Cancel
-                paused = time.monotonic()
+        if record.get("kind") == "audio":
+            # The page reads a recording's original from the store itself (quire.transcripts): a
+            # lecture video of hundreds of MB never enters the engine's heap.
+            data, extraction = None, extract_audio(b"", name)
+        else:
+            data, extraction = await self._read(record, data, cancelled)
         ocr_done, ocr_note = {}, None
         if extraction.kind in ("pdf", "image"):
             lang = ocr_pages.tesseract_language(record["language"], lib.ocr_language)
@@ -189,7 +198,7 @@ class Trainer:
             if early:
                 self._searchable.add(record["id"])
             extraction.units, heard = await transcripts.read_recording(
-                record, data, lib.transcribe, lib.store, report=report, cancelled=cancelled,
+                record, lib.transcribe, lib.store, report=report, cancelled=cancelled,
                 heard=early.add if early else None)
             extraction.warnings += heard.pop("warnings", [])
             extraction.meta.update(heard)
@@ -293,13 +302,13 @@ async def _prefetched(store, staged: list[dict], at: int, ahead: dict[str, bytes
     the tab).  ``None``: read it the usual way (a large file, a store without ``get_many``)."""
     record = staged[at]
     if record["id"] not in ahead:
-        if (record.get("size") or 0) > PREFETCH_FILE or not hasattr(store, "get_many"):
+        if (record.get("size") or 0) > PREFETCH_FILE or not hasattr(store, "get_many") or record.get("kind") == "audio":
             return None
         ahead.clear()
         batch, total = [], 0
         for r in staged[at:at + 4 * PREFETCH]:
             size = r.get("size") or 0
-            if size > PREFETCH_FILE:
+            if size > PREFETCH_FILE or r.get("kind") == "audio":  # the page reads recordings
                 continue
             if len(batch) == PREFETCH or total + size > PREFETCH_BYTES:
                 break

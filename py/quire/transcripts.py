@@ -24,9 +24,11 @@ from typing import Awaitable, Callable
 from quire.extract.base import ExtractError
 from quire.model import Unit
 
-# (file key, bytes, piece index, piece seconds, language or None) ->
-#     {text, start, end, pieces, silent, voiced, language, probability}
-Transcribe = Callable[[str, bytes, int, float, "str | None"], Awaitable[dict]]
+# (file key, source id, piece index, piece seconds, language or None) ->
+#     {text, start, end, pieces, silent, voiced, language, probability}; the engine reads the
+#     recording's original from the store under the source id (``quire.originals``), or raises
+#     MissingOriginal when it is not there
+Transcribe = Callable[[str, str, int, float, "str | None"], Awaitable[dict]]
 LANGUAGES = {"en": "English", "de": "German"}  # what recordings are transcribed in
 
 PIECE_S = 22.0  # the page cuts in the longest pause of the 6 s before each multiple: pieces of 16-28 s, padded to one 30 s Whisper window
@@ -46,6 +48,14 @@ ENGLISH_WORDS = frozenset(
 
 class TranscriptUnavailable(ExtractError):
     """The bundle was built without voice, or the engine could not start."""
+
+
+class MissingOriginal(ExtractError):
+    """The recording's original is not in the store (the browser refused to keep it)."""
+
+
+def missing_original(name: str) -> str:
+    return f"the original of {name} was not saved (the browser refused to store it); remove it and add the file again"
 
 
 class TranscriptStopped(Exception):
@@ -122,7 +132,7 @@ def units_of(pieces: list[dict]) -> list[Unit]:
                  flags=["transcript"]) for p in pieces if p["text"].strip()]
 
 
-async def read_recording(record: dict, data: bytes, transcribe: Transcribe | None, store, *,
+async def read_recording(record: dict, transcribe: Transcribe | None, store, *,
                          report=None, cancelled=None, heard=None) -> tuple[list[Unit], dict]:
     """Every piece's text, from the cache or the page: ``(units, meta)``.
 
@@ -152,9 +162,11 @@ async def read_recording(record: dict, data: bytes, transcribe: Transcribe | Non
         if piece is None:
             started = time.monotonic()
             try:
-                reply = await transcribe(record["sha256"], data, n, PIECE_S, language)
+                reply = await transcribe(record["sha256"], record["id"], n, PIECE_S, language)
             except TranscriptUnavailable:
                 raise
+            except MissingOriginal:
+                raise ExtractError(missing_original(name)) from None
             except ExtractError as exc:  # the page's reason: no audio track, a codec it cannot decode
                 raise ExtractError(f"could not transcribe {name}: {exc}") from None
             spent += time.monotonic() - started

@@ -5,7 +5,9 @@
  *
  *   quire._pageMethods.transcribe({key, data, piece, pieceSeconds, language})
  *     -> {text, start, end, pieces, silent, voiced, language, probability}  or  {needData: true} when the
- *        page lacks this file.  language: the recording's, once known ('en', 'de'); without it the
+ *        page lacks this file.  data: the recording, read from the store by the engine's worker
+ *        in JavaScript (QuireStore.library.original): its bytes never enter the engine's heap.
+ *        language: the recording's, once known ('en', 'de'); without it the
  *        page guesses from this piece (multilingual Whisper base) and says what it heard.
  *   quire.recording(sourceId) -> File or null: the recording as added, for playing a cited moment
  *
@@ -27,7 +29,7 @@
     undecodable: t('this browser cannot decode it: it has no audio track, or its codec is not one this browser plays. Chromium, Firefox and Safari all decode MP3, M4A (AAC), Ogg or WebM (Opus), WAV and FLAC: convert the recording to one of them'),
   };
 
-  var current = { key: null, bytes: null, rec: null };  // the recording being transcribed
+  var current = { key: null, rec: null };  // the recording being transcribed
 
   function fail(message, kind) {
     var err = new Error(message);
@@ -292,10 +294,11 @@
 
   q._pageMethods.transcribe = function (a) {
     if (!self.QuireVoice || !QuireVoice.available()) throw fail(TEXT.notIncluded, 'not-included');
-    if (a.data) current = { key: a.key, bytes: a.data, rec: null };
+    if (a.data) current = { key: a.key, rec: null, bytes: a.data };
     if (current.key !== a.key) return { needData: true };
     var mine = current;
     var ready = mine.rec || (mine.rec = open(mine.bytes));
+    mine.bytes = null;  // the plan holds them now
     return ready.then(function (rec) {
       var ps = a.pieceSeconds, pieces = Math.max(1, Math.ceil(rec.length / (ps * RATE)));
       if (a.piece >= pieces) throw new Error('piece ' + a.piece + ' of a recording with ' + pieces);
@@ -305,7 +308,7 @@
         var from = boundary(region, rec.length, a.piece, ps);
         var to = a.piece + 1 < pieces ? boundary(region, rec.length, a.piece + 1, ps) : rec.length;
         var pcm = mono(region, from, Math.min(to, hi));
-        if (a.piece + 1 === pieces && current === mine) current = { key: null, bytes: null, rec: null };  // done: let it go
+        if (a.piece + 1 === pieces && current === mine) current = { key: null, rec: null };  // done: let it go
         var done = { text: '', start: from / RATE, end: to / RATE, pieces: pieces, silent: true, voiced: 0, language: a.language || null };
         if (QuireVoice.silent(pcm)) return done;
         var speech = voiced(pcm);
@@ -327,7 +330,7 @@
         });
       });
     }).catch(function (err) {
-      if (current === mine) current = { key: null, bytes: null, rec: null };
+      if (current === mine) current = { key: null, rec: null };
       throw err;
     });
   };
@@ -348,9 +351,11 @@
    * null when this browser does not keep originals (Settings: Keep original files). */
   q.recording = function (sourceId) {
     return q._call('recording', [sourceId]).then(function (r) {
-      if (!r) return null;
-      var ext = ((/\.([a-z0-9]+)$/i.exec(r.name) || [])[1] || '').toLowerCase();
-      return new File([q._fromBase64(r.base64)], r.name, { type: TYPES[ext] || 'application/octet-stream' });
+      return r && q._call('original', [r.id]).then(function (bytes) {
+        if (!bytes) return null;
+        var ext = ((/\.([a-z0-9]+)$/i.exec(r.name) || [])[1] || '').toLowerCase();
+        return new File([bytes], r.name, { type: TYPES[ext] || 'application/octet-stream' });
+      });
     });
   };
 })();

@@ -9,9 +9,21 @@
    * process (tests/bench/tab_limits.py); Settings can raise it for a machine with more memory. */
   var DEFAULT_MAX_MB = 50;
 
-  function maxBytes() {
+  /* Recordings are decoded in the page and their bytes never enter the engine (api-recordings.js),
+   * so they may be larger: a 90-minute lecture video is often 200-700 MB (py/quire/extract:
+   * MAX_RECORDING_BYTES, the same figure; the larger of it and the Settings limit binds). */
+  var RECORDING_MAX_MB = 1024;
+  var RECORDING = /\.(mp3|m4a|aac|ogg|oga|opus|wav|flac|webm|mp4)$/i;
+
+  function maxBytes(name) {
     var mb = Number(localStorage.getItem(MAX_BYTES_KEY)) || DEFAULT_MAX_MB;
+    if (name && RECORDING.test(name)) mb = Math.max(mb, RECORDING_MAX_MB);
     return mb * 1024 * 1024;
+  }
+  function tooLarge(name, size) {
+    var limit = Math.round(maxBytes(name) / 1048576);
+    return name + ' is too large (' + Math.round(size / 1048576) + ' MB; ' + (RECORDING.test(name)
+      ? 'the limit for recordings is ' + limit + ' MB)' : 'the limit is ' + limit + ' MB, which Settings can raise)');
   }
 
   function isFile(x) { return typeof File !== 'undefined' && x instanceof File; }
@@ -31,10 +43,7 @@
     if (typeof input === 'string') return stageUrl(input, category);
     if (isFile(input) || (input && typeof input.arrayBuffer === 'function' && input.name)) {
       var name = input.webkitRelativePath || input.name;
-      if (input.size > maxBytes()) {
-        return q._call('reject', [name, input.size, name + ' is too large (' + Math.round(input.size / 1048576) +
-          ' MB; the limit is ' + Math.round(maxBytes() / 1048576) + ' MB, which Settings can raise)']);
-      }
+      if (input.size > maxBytes(name)) return q._call('reject', [name, input.size, tooLarge(name, input.size)]);
       return input.arrayBuffer().then(function (buf) {
         return q._call('stage', [name, category, null, maxBytes()], { payload: new Uint8Array(buf) });
       });
@@ -42,10 +51,7 @@
     if (input && typeof input.text === 'string') return q._call('stageText', [input.name || 'Pasted text', input.text, category]);
     if (input && input.data) {
       var bytes = input.data instanceof Uint8Array ? input.data : new Uint8Array(input.data);
-      if (bytes.length > maxBytes()) {
-        return q._call('reject', [input.name, bytes.length, input.name + ' is too large (' + Math.round(bytes.length / 1048576) +
-          ' MB; the limit is ' + Math.round(maxBytes() / 1048576) + ' MB, which Settings can raise)']);
-      }
+      if (bytes.length > maxBytes(input.name)) return q._call('reject', [input.name, bytes.length, tooLarge(input.name, bytes.length)]);
       return q._call('stage', [input.name, category, null, maxBytes()], { payload: bytes.slice() });
     }
     return Promise.reject(new Error('stage() takes files, {name, text}, {name, data} or a URL'));
@@ -76,12 +82,13 @@
 
   /* Files, {name, data} and {name, text} travel in batches: one call and one transaction for up
    * to BATCH_FILES files or BATCH_BYTES bytes (a folder of 5,000 notes is 26 calls, not 5,000),
-   * a large file alone, so memory stays bounded. URLs and files over the limit go one by one. */
+   * a large file alone, so memory stays bounded. URLs, recordings and files over the limit go one by one. */
   var BATCH_FILES = 200, BATCH_BYTES = 8 * 1024 * 1024;
 
   function textName(name) { name = name || 'Pasted text'; return name.indexOf('.') < 0 ? name + '.md' : name; }
 
   function batchable(item) {
+    if (item && item.name && typeof item.text !== 'string' && RECORDING.test(item.webkitRelativePath || item.name)) return false;  // alone: its bytes stay out of the engine
     if (isFile(item) || (item && typeof item.arrayBuffer === 'function' && item.name)) return item.size <= maxBytes();
     if (item && typeof item.text === 'string') return true;
     if (item && item.data) return (item.data.byteLength || item.data.length || 0) <= maxBytes();

@@ -16,6 +16,10 @@
   // is counted again once, by usage(), as one from before the counters.
   var TOTALS = '\u0000totals:2';
   var SHARDS = 64;
+  /* A view of part of a larger buffer is stored as its own bytes: IndexedDB would keep the whole
+   * buffer (a 32 MB piece of a 300 MB recording as all 300 MB).  Copied at its put, so only one
+   * piece at a time is copied. */
+  function own(v) { return ArrayBuffer.isView(v) && v.byteLength !== v.buffer.byteLength ? v.slice() : v; }
   function sizeOf(v) { return typeof v === 'string' ? v.length : (v && v.byteLength) || 0; }
 
   /* The SIZES key of the group that holds this key's size. */
@@ -134,6 +138,30 @@
     get: function (bucket, key) {
       return libTx([bucket], 'readonly', function (t) { return request(t.objectStore(bucket).get(key)); });
     },
+    /* The original of source `id` as py/quire/originals.py stores it (one value, or a JSON manifest
+     * and pieces of 32 MB), read into one array a piece at a time, or null if it or a piece is
+     * missing.  A recording goes from here to the page that decodes it (engine/worker.js
+     * quirePageCall, the play button's own 'original' call) without entering the engine's heap. */
+    original: function (id) {
+      var lib = S.library;
+      var bytes = function (v) { return v instanceof Uint8Array ? v : v instanceof ArrayBuffer ? new Uint8Array(v) : null; };
+      return lib.get('originals', id).then(function (head) {
+        if (head === undefined || head === null) return null;
+        if (typeof head !== 'string') return bytes(head);
+        var m = JSON.parse(head), out = new Uint8Array(m.size), at = 0, i = 0;
+        function next() {
+          if (i >= m.pieces) return at === m.size ? out : null;
+          return lib.get('originals', id + '#' + i++).then(function (v) {
+            v = v && bytes(v);
+            if (!v || at + v.length > m.size) return null;
+            out.set(v, at);
+            at += v.length;
+            return next();
+          });
+        }
+        return next();
+      });
+    },
     getMany: function (bucket, keys) {  // one transaction for many small values (a Train of 5,000 notes)
       return libTx([bucket], 'readonly', function (t) {
         var s = t.objectStore(bucket);
@@ -181,20 +209,23 @@
       var stores = Object.keys(names);
       if (!stores.length) return Promise.resolve();
       return libTx(stores.concat([SIZES]), 'readwrite', function (t) {
-        var putAll = function () { puts.forEach(function (p) { t.objectStore(p[0]).put(p[2], p[1]); }); };
+        var putAll = function () { puts.forEach(function (p) { t.objectStore(p[0]).put(own(p[2]), p[1]); }); };
         var runs = deleteRuns(t, deletes), writes = runs ? runs.then(putAll) : putAll();
         return Promise.all([writes, count(t, deletes.map(function (d) { return [d[0], d[1], null]; })
           .concat(puts.map(function (p) { return [p[0], p[1], sizeOf(p[2])]; })))]);
       }, 'save');
     },
     /* commit() from one JSON text (a string or its UTF-8 bytes: {puts: [[bucket, key, text or
-     * null]], deletes, lengths}) and
+     * null or -n]], deletes, lengths}) and
      * one buffer holding the byte values (null in puts) one after another: what the engine
-     * sends (py/quire/browser/idb.py), one conversion instead of one per value. */
-    commitPacked: function (text, bytes) {
+     * sends (py/quire/browser/idb.py), one conversion instead of one per value.  views: byte
+     * values the engine never copied (a staged file, as views of the array the page sent), the
+     * put -n takes views[n - 1]. */
+    commitPacked: function (text, bytes, views) {
       if (typeof text !== 'string') text = new TextDecoder().decode(text);  // the engine sends UTF-8 bytes
       var spec = JSON.parse(text), at = 0, j = 0;
       var puts = spec.puts.map(function (p) {
+        if (typeof p[2] === 'number') return [p[0], p[1], views[-p[2] - 1]];
         if (p[2] !== null) return p;
         var n = spec.lengths[j++], v = bytes.slice(at, at + n);
         at += n;

@@ -106,6 +106,9 @@
   /* The calls the worker answers itself; any other name is an engine method (py). */
   var own = Object.create(null);
   own.waitForLazy = QuireLazy.waitForLazy;
+  /* original(sourceId): the bytes of a source as added (QuireStore.library.original) or null,
+   * read here so a recording on its way to the page's play button skips the engine's heap. */
+  own.original = function (id) { return QuireStore.library.original(id); };
   /* quire.run(source): any Python, a hook for tests only.  The page asks for it in its init
    * message when it was opened with ?test-hooks (boot-calls.js); otherwise "run" is unknown. */
   async function runPython(source) {

@@ -31,7 +31,7 @@ from quire.library import Library
 from quire.store import BUCKETS, StoreError, StoreFullError, full_message
 from quire.browser import eviction, page
 from quire.browser.fetch import FetchTransport, probe
-from quire.browser.idb import IDBStore, js_value, store_error
+from quire.browser.idb import IDBStore, PageBytes, js_value, store_error
 from quire.browser.secrets import KVSecrets
 
 STORE_VERSION = 3  # bump when BUCKETS change: the browser then creates the new object stores (3: store-library.js's _sizes)
@@ -229,7 +229,11 @@ async def dispatch(method: str, args_json: str, call_id: int, payload=None):
         if fn is None:
             raise LibraryError(f"unknown method {method!r}; known: {', '.join(METHODS.names())}")
         args = json.loads(args_json) if args_json else []
-        data = bytes(payload.to_py()) if payload is not None and payload is not js.undefined else None
+        data = None
+        if payload is not None and payload is not js.undefined:
+            # One staged file stays in the page's array (a lecture video of hundreds of MB must
+            # not grow this heap, which never shrinks): quire.originals.Held.
+            data = PageBytes(payload) if method == "stage" else bytes(payload.to_py())
         ctx = Context(emit=lambda e: page.emit(call_id, e), cancelled=lambda: call_id in _cancelled, payload=data)
         result = fn(_engine, ctx, *args)
         if hasattr(result, "__await__"):

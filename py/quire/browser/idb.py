@@ -14,6 +14,7 @@ import js
 from pyodide.ffi import JsException, to_js
 
 from quire.browser import eviction
+from quire.originals import Held
 from quire.store import SPARE, StoreError, StoreFullError
 
 # Writes larger than this ask for room first (store-seal.js room()).
@@ -27,6 +28,30 @@ GENERATION_KEY = "library_generation"  # in "settings": changes with every libra
 def js_value(value):
     """A Python value as a plain JS one: dicts become Objects (not Maps), for postMessage and JS calls."""
     return to_js(value, dict_converter=js.Object.fromEntries)
+
+
+class PageBytes(Held):
+    """A file the page sent (a Uint8Array, moved into this worker), held in JavaScript: staging
+    hashes it a few MB at a time and stores it as views of it, so it is never copied whole into
+    this heap, which WebAssembly can only grow (a 300 MB lecture video would stay 300 MB, twice)."""
+
+    def __init__(self, array, start: int = 0, stop: int | None = None):
+        self.array, self.start = array, start
+        self.stop = array.length if stop is None else stop
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def __getitem__(self, where: slice) -> bytes:
+        a, b, _ = where.indices(len(self))
+        return self.array.subarray(self.start + a, self.start + max(a, b)).to_bytes()
+
+    def part(self, start: int, stop: int) -> "PageBytes":
+        return PageBytes(self.array, self.start + start, self.start + min(stop, len(self)))
+
+    def view(self):
+        """The stretch as a view of the page's array (store-library.js stores only its bytes)."""
+        return self.array.subarray(self.start, self.stop)
 
 
 def _from_js(value, default=None):
@@ -170,20 +195,26 @@ class IDBStore:
             puts.append(("settings", GENERATION_KEY, token))
         # One JSON text and one buffer cross into JS, not a list of 15,000 values: to_js of a
         # Train of 5,000 notes took about 1.2 s of its save (store-library.js commitPacked).
-        entries, blobs = [], []
+        entries, blobs, views = [], [], []
         for b, k, v in puts:
-            if isinstance(v, (bytes, bytearray, memoryview)):
+            if isinstance(v, PageBytes):  # the page's bytes, passed on as they are
+                views.append(v.view())
+                entries.append([b, k, -len(views)])
+            elif isinstance(v, Held):
+                blobs.append(bytes(v[:]))
+                entries.append([b, k, None])
+            elif isinstance(v, (bytes, bytearray, memoryview)):
                 blobs.append(bytes(v))
                 entries.append([b, k, None])
             else:
                 entries.append([b, k, json.dumps(v)])
-        needed = sum(len(e[2]) for e in entries if e[2] is not None) + sum(map(len, blobs))
+        needed = sum(len(e[2]) for e in entries if isinstance(e[2], str)) + sum(map(len, blobs)) + sum(v.length for v in views)
         await self._check_room(needed)
         # As UTF-8 bytes: a str crosses into JS at about 10 MB/s (a 5,000-note Train's 14 MB:
         # 1.1-1.5 s), bytes at once, and the page decodes them (0.2 s).
         packed = json.dumps({"puts": entries, "deletes": [list(d) for d in deletes], "lengths": [len(x) for x in blobs]})
         try:
-            await js.QuireStore.library.commitPacked(to_js(packed.encode()), to_js(b"".join(blobs)))
+            await js.QuireStore.library.commitPacked(to_js(packed.encode()), to_js(b"".join(blobs)), js.Array.of(*views))
         except JsException as exc:
             error = store_error(exc, needed)
             if isinstance(error, StoreFullError):

@@ -56,12 +56,14 @@ async def recognise(key: str, data: bytes, page, kind: str, lang: str) -> dict:
     raise RuntimeError("the page lost the file it was reading")
 
 
-async def transcribe(key: str, data: bytes, piece: int, piece_s: float, language: str | None = None) -> dict:
+async def transcribe(key: str, source_id: str, piece: int, piece_s: float, language: str | None = None) -> dict:
     """``quire.transcripts.Transcribe`` through the page: it decodes the file a few minutes at a
     time, resamples piece ``piece`` to 16 kHz mono and has the voice worker transcribe it in
-    ``language`` (None: the page guesses it from this piece and says what it heard)."""
+    ``language`` (None: the page guesses it from this piece and says what it heard).  When the
+    page lacks the recording, this worker reads it from the store in JavaScript and sends it: its
+    bytes never enter this heap, which WebAssembly can only grow."""
     from quire.extract.base import ExtractError
-    from quire.transcripts import TranscriptUnavailable
+    from quire.transcripts import MissingOriginal, TranscriptUnavailable
 
     args = {"key": key, "data": None, "piece": piece, "pieceSeconds": piece_s, "language": language}
     for attempt in range(2):
@@ -74,5 +76,8 @@ async def transcribe(key: str, data: bytes, piece: int, piece_s: float, language
             raise ExtractError(message) from None  # this recording fails, with the page's reason
         if not reply.get("needData"):
             return reply
-        args["data"] = to_js(data)  # the page did not have this file yet
+        data = await js.QuireStore.library.original(source_id)
+        if data is None or data is js.undefined:
+            raise MissingOriginal(source_id)
+        args["data"] = data  # a JavaScript array: to_js passes it on as it is
     raise RuntimeError("the page lost the recording it was transcribing")

@@ -30,6 +30,10 @@ __all__ = ["SUPPORTED", "ExtractCancelled", "ExtractError", "Limits", "extract",
 # default).  Measured in Chromium (tests/bench/tab_limits.py): a 50 MB text file peaks near 2.7 GB
 # in the tab's process, a 199 MB one crashed the tab.
 MAX_BYTES = 50 * 1024 * 1024
+# Recordings are not read by the engine (the page decodes them a few minutes at a time and their
+# bytes stay in the page: quire.originals.Held), so their limit is what a tab holds at once: a
+# 90-minute lecture video is often 200-700 MB.  The larger of this and the Settings limit binds.
+MAX_RECORDING_BYTES = 1024 * 1024 * 1024
 _log = logging.getLogger("quire.extract")
 
 # extension -> kind; the kind names the module and function that read it.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-
 
 async def _train(engine, ctx):
     return await engine.train(progress=ctx.emit, cancelled=ctx.cancelled)
@@ -30,13 +28,14 @@ async def _stage_many(engine, ctx, sizes, category=None, language=None, max_byte
 
 
 async def _recording(engine, ctx, source_id):
-    """A recording as it was added, to play a cited moment: ``{name, base64}``, or None when
-    this library does not keep originals (Settings).  A source that is gone: LibraryError."""
+    """A recording's name, to play a cited moment: ``{name, id}``, or None when this library does
+    not keep originals (Settings).  The page reads the bytes from the store itself (a lecture
+    video of hundreds of MB must not pass through the engine's heap).  A source that is gone:
+    LibraryError."""
     source = engine.library.source(source_id)
-    data = await engine.original(source_id)
-    if data is None:
+    if not (engine.library.keep_originals or source["status"] == "staged"):
         return None
-    return {"name": source["name"], "base64": base64.b64encode(data).decode("ascii")}
+    return {"name": source["name"], "id": source["id"]}
 
 
 METHODS = {
