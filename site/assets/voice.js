@@ -27,9 +27,10 @@
   var FILES = {
     worker: 'voice/whisper-1.4.1.js',
     wasm: 'voice/whisper-1.4.1.wasm',
-    model: 'voice/tiny.en-q8_0.bin',
-    multi: 'voice/base-q5_0.bin',
+    model: 'voice/tiny.en-q8_0.bin.',  // + 00, 01, ...: a model's parts, written one at a time into the worker
+    multi: 'voice/base-q5_0.bin.',
   };
+  var MODELS = { model: 1, multi: 1 };
   var CORE = ['worker', 'wasm', 'model'];  // what spoken questions need; 'multi' only recordings
   var SAMPLE_RATE = 16000;  // Whisper's input rate
   var LIMITS = { loadMs: 180000, transcribeMs: 300000 };
@@ -52,12 +53,18 @@
     return err;
   }
 
+  /* A role's files as the bundle lists them: a model's parts in order, or the one file. */
+  function filesOf(role) {
+    if (!MODELS[role]) return B.assets[FILES[role]] ? [FILES[role]] : [];
+    return Object.keys(B.assets).filter(function (n) { return n.indexOf(FILES[role]) === 0; }).sort();
+  }
+
   function available() {
-    return !!(B && B.assets && CORE.every(function (role) { return B.assets[FILES[role]]; }));
+    return !!(B && B.assets && CORE.every(function (role) { return filesOf(role).length; }));
   }
 
   function multilingual() {
-    return available() && !!B.assets[FILES.multi];
+    return available() && filesOf('multi').length > 0;
   }
 
   /* One voice file's bytes, checked against its sha256 by the page's loader (quire.loadChecked). */
@@ -81,28 +88,30 @@
   var pending = {};
   var nextId = 1;
 
-  /** Loads the three files (progress by bytes), then starts whisper.cpp in its worker with the
-   * model of `opts.role` ('model', tiny.en, unless said). */
+  /** Loads the engine's two files (progress by bytes), starts whisper.cpp in its worker, then
+   * writes the model of `opts.role` ('model', tiny.en, unless said) into the worker a part at a
+   * time: the page never holds more than one part (8 MB) of it, nor its pack text. */
   function load(opts) {
     opts = opts || {};
     if (!available()) return Promise.reject(voiceError('not-included', TEXT.notIncluded));
     if (ready) return ready;
     var t0 = performance.now();
     var role = opts.role || 'model';
-    var names = [FILES.worker, FILES.wasm, FILES[role]];
-    var total = names.reduce(function (n, name) { return n + B.assets[name].size; }, 0);
+    var parts = filesOf(role);
+    var size = function (name) { return B.assets[name].size; };
+    var modelBytes = parts.reduce(function (n, name) { return n + size(name); }, 0);
+    var total = size(FILES.worker) + size(FILES.wasm) + modelBytes;
     var done = 0;
     function progress(stage) {
       if (opts.onProgress) opts.onProgress({ fraction: Math.min(1, done / total), stage: stage });
     }
     progress('Loading the voice engine');
-    var files = names.map(function (name) {
-      return loadFile(name).then(function (buffer) { done += B.assets[name].size; progress('Loading the voice engine'); return buffer; });
+    var files = [FILES.worker, FILES.wasm].map(function (name) {
+      return loadFile(name).then(function (buffer) { done += size(name); progress('Loading the voice engine'); return buffer; });
     });
     ready = withTimeout(Promise.all(files).then(function (buffers) {
-      progress('Starting the voice engine');
       worker = new Worker(URL.createObjectURL(new Blob([buffers[0]], { type: 'text/javascript' })), { name: 'quire-voice' });
-      return new Promise(function (resolve, reject) {
+      var up = new Promise(function (resolve, reject) {
         worker.onmessage = function (e) {
           var msg = e.data;
           if (msg.type === 'ready') { resolve({ ms: Math.round(performance.now() - t0), startMs: msg.ms }); return; }
@@ -115,8 +124,22 @@
           else call.resolve(msg);
         };
         worker.onerror = function (e) { reject(voiceError('engine', TEXT.engine + (e.message || 'the worker stopped'))); };
-        worker.postMessage({ type: 'init', wasm: buffers[1], model: buffers[2] }, [buffers[1], buffers[2]]);
       });
+      worker.postMessage({ type: 'init', wasm: buffers[1], modelBytes: modelBytes }, [buffers[1]]);
+      var offset = 0;
+      var written = parts.reduce(function (chain, name) {
+        return chain.then(function () { return loadFile(name); }).then(function (bytes) {
+          if (!worker) return;  // it failed meanwhile: up says why
+          worker.postMessage({ type: 'part', offset: offset, bytes: bytes }, [bytes]);
+          offset += size(name);
+          done += size(name);
+          progress('Loading the voice engine');
+        });
+      }, Promise.resolve()).then(function () {
+        progress('Starting the voice engine');
+        if (worker) worker.postMessage({ type: 'load' });
+      });
+      return Promise.all([up, written]).then(function (r) { return r[0]; });
     }), LIMITS.loadMs);
     ready.catch(function () {
       if (worker) worker.terminate();

@@ -137,6 +137,18 @@ def sentence_clips(folder: Path) -> list[tuple[str, np.ndarray]]:
     return out
 
 
+def german_clips(folder: Path) -> list[tuple[str, np.ndarray]]:
+    """The six sentences of a real German speaker (tests/fixtures/speech/thorsten-de.mp3, CC0), cut
+    where they were said, for a German lecture (``--german``)."""
+    speech = ROOT / "tests" / "fixtures" / "speech"
+    wav = folder / "thorsten-de.wav"
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-i", str(speech / "thorsten-de.mp3"), "-ac", "1", "-ar", str(RATE),
+                    "-c:a", "pcm_s16le", str(wav)], check=True)
+    audio = voice_clips.read_wav(wav)
+    said = json.loads((speech / "thorsten-de.json").read_text())["said"]
+    return [(text, audio[int(start * RATE):int(end * RATE)]) for text, start, end in said]
+
+
 class Sampler(threading.Thread):
     """Sum of RSS and PSS of the Chromium started with ``profile`` and all its children, every 0.5 s."""
 
@@ -256,12 +268,14 @@ FIRST_PIECE = """async ([name]) => {
   const whisper = QuireVoice.transcribe;
   const said = 'the cell makes energy while the heart pumps blood through every organ and rivers carry sand down to ' +
     'a sea where it settles in layers of rock that glaciers later carve into wide valleys under cold mountains';
-  QuireVoice.transcribe = (pcm) => {
+  const gesagt = 'die Zelle gewinnt Energie während das Herz das Blut durch jedes Organ pumpt und die Flüsse tragen den Sand ' +
+    'in ein Meer wo er sich in Schichten aus Stein ablagert die später von Gletschern zu weiten Tälern geformt werden';
+  QuireVoice.transcribe = (pcm, opts) => {
     if (out.first === undefined) {
       out.first = null;
-      return whisper(pcm).then(r => { out.first = performance.now(); return r; });
+      return whisper(pcm, opts).then(r => { out.first = performance.now(); return r; });
     }
-    return Promise.resolve({text: said, silent: false});
+    return Promise.resolve({text: opts && opts.language === 'de' ? gesagt : said, silent: false});
   };
   out.message = await quire.train({onProgress: e => {
     out.events.push({t: performance.now(), stage: e.stage, done: e.done}); }})
@@ -334,7 +348,7 @@ def long_only(args) -> int:
     loads = [provenance.load()]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        clips = sentence_clips(tmp)
+        clips = german_clips(tmp) if args.german else sentence_clips(tmp)
         opus, _, seconds, wav = make_lecture(tmp, args.long, clips)
         if args.video_kbps:  # a lecture video as a meeting app saves it: a picture track and AAC sound
             opus = wav.with_suffix(".mp4")
@@ -361,7 +375,7 @@ def long_only(args) -> int:
           f"heard the first piece {mb(row['first_piece_peak_rss_bytes'])} / {mb(row['first_piece_peak_pss_bytes'])} MB (idle "
           f"{mb(row['idle_rss_bytes'])} / {mb(row['idle_pss_bytes'])} MB); {row['message'][:120]}")
     result = json.loads(args.out.read_text())
-    result["long_video" if args.video_kbps else "long"] = row
+    result["long" + ("_video" if args.video_kbps else "") + ("_german" if args.german else "")] = row
     args.out.write_text(json.dumps(result, indent=1))
     return 0
 
@@ -372,6 +386,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "lectures.json")
     parser.add_argument("--minutes", type=float, nargs="+", default=[10, 3])
     parser.add_argument("--long", type=float, help="only: this many minutes, decoded and first piece, memory (needs --dist)")
+    parser.add_argument("--german", action="store_true", help="with --long: the lecture in German (a real speaker's six sentences over and over)")
     parser.add_argument("--video-kbps", type=int, help="with --long: the lecture as an MP4 video with a picture of this bitrate")
     args = parser.parse_args()
     if args.long:

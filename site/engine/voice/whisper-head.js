@@ -2,7 +2,9 @@
  * worker script (a blob worker opened from file:// cannot load anything else), so the
  * page posts the wasm and the model in; nothing is fetched.
  *
- *   page -> {type: 'init', wasm: ArrayBuffer, model: ArrayBuffer}  -> {type: 'ready', ms}
+ *   page -> {type: 'init', wasm: ArrayBuffer, modelBytes}         the engine starts, with room for the model
+ *   page -> {type: 'part', offset, bytes: ArrayBuffer} ...         each part of the model, written into that room
+ *   page -> {type: 'load'}                                        -> {type: 'ready', ms}: whisper.cpp reads the model
  *   page -> {type: 'detect', id, pcm}                             -> {type: 'language', id, guess: 'de 0.690 en 0.201 fr 0.050 …' (five) | null, ms}
  *   page -> {type: 'transcribe', id, pcm: Float32Array (16 kHz), language: 'en'}  -> {type: 'text', id, text, ms}
  *   any failure                                                   -> {type: 'error', id, message}
@@ -16,31 +18,44 @@
     self.postMessage({ type: 'error', id: id, message: message + (log.length ? ' (' + log.slice(-3).join(' | ') + ')' : '') });
   }
 
+  var started = null;  // resolves once the engine runs and the model's room is taken
+  var room = 0, roomBytes = 0, t0 = 0;
+
   function init(msg) {
-    var t0 = performance.now();
-    self.QuireWhisper({
+    t0 = performance.now();
+    started = self.QuireWhisper({
       wasmBinary: new Uint8Array(msg.wasm),
       print: function () {},
       printErr: function (line) { log.push(line); if (log.length > 50) log.shift(); },
     }).then(function (mod) {
       M = mod;
-      if (!use(msg.model, null)) return;
-      self.postMessage({ type: 'ready', ms: Math.round(performance.now() - t0) });
-    }, function (err) { fail(null, 'The voice engine did not start: ' + (err && err.message || err)); });
+      roomBytes = msg.modelBytes;
+      room = M._malloc(roomBytes);
+      if (!room) throw new Error('Not enough memory for the voice model.');
+    }, function (err) { throw new Error('The voice engine did not start: ' + (err && err.message || err)); });
+    started.catch(function (err) { fail(null, err.message); });
   }
 
-  /** Loads a model's bytes into whisper.cpp; false (and an error posted) on failure.  One model per
-   * worker: the page starts another worker for another model (site/assets/voice.js). */
-  function use(model, id) {
-    var bytes = new Uint8Array(model);
-    var ptr = M._malloc(bytes.length);
-    if (!ptr) { fail(id, 'Not enough memory for the voice model.'); return false; }
-    M.HEAPU8.set(bytes, ptr);
-    var rc = M._qv_init(ptr, bytes.length);
-    M._free(ptr);  // whisper.cpp copied the weights: its inference buffers (next) reuse this room
-    if (rc !== 0) { fail(id, 'The voice model could not be read.'); return false; }
-    if (M._qv_init_state() !== 0) { fail(id, 'Not enough memory for the voice model.'); return false; }
-    return true;
+  /* Messages keep their order through `started`: a part posted before the engine ran waits for it. */
+  function part(msg) {
+    started.then(function () {
+      if (msg.offset + msg.bytes.byteLength > roomBytes) throw new Error('The voice model is larger than announced.');
+      M.HEAPU8.set(new Uint8Array(msg.bytes), room + msg.offset);
+    }).catch(function (err) { fail(null, err.message); });
+  }
+
+  /** whisper.cpp reads the model from its room, which is then freed: its inference buffers (next)
+   * reuse it.  One model per worker: the page starts another worker for another model
+   * (site/assets/voice.js). */
+  function load() {
+    started.then(function () {
+      var rc = M._qv_init(room, roomBytes);
+      M._free(room);
+      room = 0;
+      if (rc !== 0) { fail(null, 'The voice model could not be read.'); return; }
+      if (M._qv_init_state() !== 0) { fail(null, 'Not enough memory for the voice model.'); return; }
+      self.postMessage({ type: 'ready', ms: Math.round(performance.now() - t0) });
+    }, function () {});
   }
 
   function withPcm(pcm, f) {
@@ -72,6 +87,8 @@
     var msg = e.data || {};
     try {
       if (msg.type === 'init') init(msg);
+      else if (msg.type === 'part') part(msg);
+      else if (msg.type === 'load') load();
       else if (msg.type === 'detect') detect(msg);
       else if (msg.type === 'transcribe') transcribe(msg);
     } catch (err) {
