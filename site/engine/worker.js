@@ -33,7 +33,11 @@
     var id = nextPageCall++;
     return new Promise(function (resolve, reject) {
       pageCalls[id] = { resolve: resolve, reject: reject };
-      post({ type: 'page-call', id: id, method: method, args: args });
+      // A recording's bytes (transcribe's data) move to the page instead of being copied: a
+      // lecture video is hundreds of MB, and the copy here would wait for the collector.
+      var data = args && args.data;
+      self.postMessage({ type: 'page-call', id: id, method: method, args: args },
+        data && data.buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? [data.buffer] : []);
     });
   };
 
@@ -125,7 +129,9 @@
       var fn = own[msg.method];
       var value = fn ? await fn.apply(null, JSON.parse(msg.argsJson || '[]'))
         : await py(msg.method, msg.argsJson, msg.payload, msg.id);
-      post({ type: 'result', id: msg.id, ok: true, value: value });
+      // bytes (original's answer: a recording for the play button) move to the page, not copied
+      var whole = value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength;
+      self.postMessage({ type: 'result', id: msg.id, ok: true, value: value }, whole ? [value.buffer] : []);
     } catch (err) {
       post({ type: 'result', id: msg.id, ok: false, error: String(err && err.message || err), kind: err && err.kind,
         detail: err && err.detail });

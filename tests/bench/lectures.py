@@ -72,9 +72,9 @@ WRAP = """() => {
     });
   };
   const whisper = QuireVoice.transcribe;
-  QuireVoice.transcribe = (pcm) => {
+  QuireVoice.transcribe = (pcm, opts) => {
     const t0 = performance.now();
-    return Promise.resolve(whisper(pcm)).then(r => { window.__whisper.push({t0, t1: performance.now(), ms: r && r.ms}); return r; });
+    return Promise.resolve(whisper(pcm, opts)).then(r => { window.__whisper.push({t0, t1: performance.now(), ms: r && r.ms}); return r; });
   };
 }"""
 PUT = "(b64) => { window.__bytes = Uint8Array.fromBase64(b64); }"
@@ -152,12 +152,15 @@ def german_clips(folder: Path) -> list[tuple[str, np.ndarray]]:
 class Sampler(threading.Thread):
     """Sum of RSS and PSS of the Chromium started with ``profile`` and all its children, every 0.5 s."""
 
-    def __init__(self, profile: Path):
+    def __init__(self, profile: Path | None, root=None):
         super().__init__(daemon=True)
         self.flag, self.samples, self.stop_at = f"--user-data-dir={profile}", [], None
         self.mark = "idle"
+        self.known = root  # a browser started otherwise (Firefox): its parent process
 
     def root(self):
+        if self.known is not None:
+            return self.known if self.known.is_running() else None
         for p in psutil.process_iter(["cmdline", "ppid"]):
             cmd = p.info["cmdline"] or []
             if self.flag in cmd and not any(c.startswith("--type=") for c in cmd):
@@ -174,7 +177,9 @@ class Sampler(threading.Thread):
         for p in procs:
             try:
                 rss += p.memory_info().rss
-                kind = next((c.split("=", 1)[1] for c in p.cmdline() if c.startswith("--type=")), "browser")
+                cmd = p.cmdline()  # Chromium: --type=renderer; Firefox: -contentproc ... tab
+                kind = next((c.split("=", 1)[1] for c in cmd if c.startswith("--type=")), None) or \
+                    (cmd[-1] if "-contentproc" in cmd else "browser")
                 with open(f"/proc/{p.pid}/smaps_rollup") as f:
                     for line in f:
                         if line.startswith("Pss:"):
@@ -289,8 +294,22 @@ FIRST_PIECE = """async ([name]) => {
 PUT_FILE = "async ([url, name]) => { const r = await fetch(url); window.__bytes = new File([await r.blob()], name); }"
 
 
-def run_long(p, url: str, name: str, path: Path, audio_s: float, tmp: Path) -> dict:
-    """Memory of a long recording's decode and first piece, then Cancel."""
+def run_long(p, url: str, name: str, path: Path, audio_s: float, tmp: Path, engine: str = "chromium") -> dict:
+    """Memory of a long recording's decode and first piece (Chromium, or ``engine`` "firefox")."""
+    if engine == "firefox":
+        from engines import open_engine
+
+        with open_engine("firefox", tmp / "firefox-long") as b:
+            b.goto(url)
+            b.wait_ready()
+            sampler = Sampler(None, root=psutil.Process(b.proc.pid))
+            sampler.start()
+            try:
+                run, pieces, idle = drive_long(lambda fn, arg=None: b.run(fn, arg), sampler, url, name)
+            finally:
+                sampler.stop_at = time.monotonic()
+                sampler.join()
+        return long_row(sampler, run, pieces, idle, path, audio_s) | {"engine": b.version}
     profile = tmp / f"profile-{name}"
     ctx = p.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
     sampler = Sampler(profile)
@@ -300,20 +319,28 @@ def run_long(p, url: str, name: str, path: Path, audio_s: float, tmp: Path) -> d
         page.set_default_timeout(1_500_000)
         page.goto(url)
         wait_ready(page)
-        page.evaluate(WRAP)
-        time.sleep(2)
-        idle = [s for s in sampler.samples if s["mark"] == "idle"]
-        # the recording as a File, as a person's drop gives it (not base64 through the driver)
-        page.evaluate(PUT_FILE, [url.rstrip("/") + "/" + name, name])
-        sampler.mark = "train"
-        page.evaluate(FIRST_PIECE, [name])
-        sampler.mark = "after"
-        run = page.evaluate("window.__run")
-        pieces = page.evaluate("window.__pieces")
+        run, pieces, idle = drive_long(page.evaluate, sampler, url, name)
     finally:
         sampler.stop_at = time.monotonic()
         sampler.join()
         ctx.close()
+    return long_row(sampler, run, pieces, idle, path, audio_s) | {"engine": "Chromium"}
+
+
+def drive_long(evaluate, sampler, url: str, name: str):
+    """The recording fetched as a File (as a drop gives it, not base64 through the driver), staged and
+    trained: ``(run, pieces, idle samples)``."""
+    evaluate(WRAP)
+    time.sleep(2)
+    idle = [s for s in sampler.samples if s["mark"] == "idle"]
+    evaluate(PUT_FILE, [url.rstrip("/") + "/" + name, name])
+    sampler.mark = "train"
+    evaluate(FIRST_PIECE, [name])
+    sampler.mark = "after"
+    return evaluate("() => window.__run"), evaluate("() => window.__pieces"), idle
+
+
+def long_row(sampler, run: dict, pieces: list, idle: list, path: Path, audio_s: float) -> dict:
     during = [s for s in sampler.samples if s["mark"] == "train"]
     t0 = run["t0"]
     # the monotonic clock the sampler uses is not the page's: the first piece's end is placed by
@@ -362,7 +389,7 @@ def long_only(args) -> int:
         try:
             with sync_playwright() as p:
                 print(f"tab, Whisper on the first piece: {opus.name} ({seconds:.0f} s, {opus.stat().st_size / 1e6:.1f} MB) ...", flush=True)
-                row = run_long(p, server.url, opus.name, opus, seconds, tmp)
+                row = run_long(p, server.url, opus.name, opus, seconds, tmp, args.engine)
         finally:
             server.stop()
             served.unlink()
@@ -375,7 +402,8 @@ def long_only(args) -> int:
           f"heard the first piece {mb(row['first_piece_peak_rss_bytes'])} / {mb(row['first_piece_peak_pss_bytes'])} MB (idle "
           f"{mb(row['idle_rss_bytes'])} / {mb(row['idle_pss_bytes'])} MB); {row['message'][:120]}")
     result = json.loads(args.out.read_text())
-    result["long" + ("_video" if args.video_kbps else "") + ("_german" if args.german else "")] = row
+    result["long" + ("_video" if args.video_kbps else "") + ("_german" if args.german else "")
+           + ("" if args.engine == "chromium" else "_" + args.engine)] = row
     args.out.write_text(json.dumps(result, indent=1))
     return 0
 
@@ -386,6 +414,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "lectures.json")
     parser.add_argument("--minutes", type=float, nargs="+", default=[10, 3])
     parser.add_argument("--long", type=float, help="only: this many minutes, decoded and first piece, memory (needs --dist)")
+    parser.add_argument("--engine", choices=("chromium", "firefox"), default="chromium", help="with --long: the browser")
     parser.add_argument("--german", action="store_true", help="with --long: the lecture in German (a real speaker's six sentences over and over)")
     parser.add_argument("--video-kbps", type=int, help="with --long: the lecture as an MP4 video with a picture of this bitrate")
     args = parser.parse_args()
