@@ -7,7 +7,8 @@ and trained in headless Chromium through window.quire, against faster-whisper on
 The second form stages an M-minute lecture and trains it whole: Whisper transcribes its first
 piece, and a stand-in answers the rest at once, so every cut of the file is decoded as in a real
 Train (minutes, not the hour Whisper would take); it adds the memory timeline to the existing
-result file as "long" (run it after the first form, which rewrites the file).
+result file as "long" ("long_german", "long_video", "long_firefox" with --german, --video-kbps N,
+--engine firefox).  The first form rewrites the file but keeps those rows.
 
 Per recording it measures: Train seconds / audio seconds (real-time factor) and, from wrappers
 around the page's ``_pageMethods.transcribe`` and ``QuireVoice.transcribe``, the seconds spent
@@ -479,6 +480,8 @@ def main() -> int:
               "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; wall {result['wall_seconds']:.0f} s")
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    if args.out.exists():  # the 90-minute rows (--long) stay until they are measured again
+        result.update({k: v for k, v in json.loads(args.out.read_text()).items() if k.startswith("long")})
     args.out.write_text(json.dumps(result, indent=1))
     return 0
 
