@@ -712,6 +712,7 @@ QuireI18n.add('de', {
   "Save": "Speichern",
   "Check connection": "Verbindung prüfen",
   "Largest file to add (MB)": "Größte Datei zum Hinzufügen (MB)",
+  "Recordings (audio and video) may be up to 1,024 MB, or this if it is larger.": "Aufnahmen (Audio und Video) dürfen bis zu 1.024 MB groß sein, oder so groß wie hier angegeben, wenn das mehr ist.",
   "Keep original files in this browser (lets citations show the whole page later)": "Originaldateien in diesem Browser behalten (damit Quellenangaben später die ganze Seite zeigen können)",
   "Language of scanned pages (OCR)": "Sprache gescannter Seiten (Texterkennung)",
   "Allow adding web pages by address in this tab (the page may then contact the sites you add)":

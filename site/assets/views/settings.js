@@ -181,7 +181,7 @@
             h('button', { type: 'button', testid: 'llm-retry', onclick: refresh }, t('Check connection'))))),
       h('div', { class: 'card settings' },
         h('h3', null, t('Library')),
-        field(t('Largest file to add (MB)'), maxMb),
+        field(t('Largest file to add (MB)'), maxMb, t('Recordings (audio and video) may be up to 1,024 MB, or this if it is larger.')),
         h('label', { class: 'inline' }, keep, ' ' + t('Keep original files in this browser (lets citations show the whole page later)')),
         field(t('Language of scanned pages (OCR)'), ocrLang), ocrNote,
         h('label', { class: 'inline' }, allowUrl, ' ' + t('Allow adding web pages by address in this tab (the page may then contact the sites you add)'))));
