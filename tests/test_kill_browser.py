@@ -9,6 +9,7 @@ still findable, and the next Train finishes the job.
 """
 
 import contextlib
+import json
 import os
 import select
 import signal
@@ -159,14 +160,16 @@ def test_a_browser_killed_seconds_after_opening_is_noticed_at_the_next_start(pla
     page, _ = open_logged(ctx, url)
     page.evaluate("fs => quire.stage(fs).then(() => quire.train())", files(0)[:3])
     assert page.evaluate("QuireStore.cutShort()") is False  # a fresh profile: nothing before it
+    mine = page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('quire.session.'))")
+    assert len(mine) == 1, mine
     page.close()  # a tab closed the normal way says so
     # ... in localStorage, which another renderer sees a moment later (a clean-clone CI run from
     # file:// reopened first and counted the closed tab as cut short; that costs one seal, never
-    # data).  So wait, from another document of the same origin, until the goodbye is visible.
+    # data).  So wait, from another document of the same origin, until this tab's goodbye is
+    # visible (waiting for "every session key says closed" once passed with no key seen at all).
     look = ctx.new_page()
     look.goto(url.rsplit("index.html", 1)[0].rstrip("/") + "/assets/quire.svg")
-    wait_until(look, "Object.keys(localStorage).filter(k => k.startsWith('quire.session.'))"
-                     ".every(k => localStorage.getItem(k) === 'closed')")
+    wait_until(look, f"localStorage.getItem({json.dumps(mine[0])}) === 'closed'")
     look.close()
     page, _ = open_logged(ctx, url)
     assert page.evaluate("QuireStore.cutShort()") is False
