@@ -98,7 +98,19 @@ var QuireLazy = (function () {
    * (resolves when both are done; the study tools are not part of it). */
   async function loadLazy() {
     try {
-      await pyodide.runPythonAsync('import quire.browser\nquire.browser.load_services()');
+      // A service at a time, the engine quiet before each: the four together held the first
+      // page call after a reload for about 80 ms of imports (docs/benchmarks.md, "How long a
+      // person's calls wait"); a call that needs one that is not in yet imports it itself.
+      var next = pyodide.runPython('import quire.browser\nquire.browser.load_next_service');
+      try {
+        for (;;) {
+          await new Promise(function (resolve) { setTimeout(resolve, 0); });
+          await QuireQuiet.quiet();
+          if (!next()) break;
+        }
+      } finally {
+        next.destroy();
+      }
       mark('services-loaded');
     } catch (err) {
       logError('services did not load: ' + err.message);

@@ -160,7 +160,7 @@ def _full_message(exc: StoreFullError) -> str:
 
 # The services' handlers (quire.services.Methods, as Quire.call uses them on CPython) and the
 # tab's own methods.  The services on the boot path load now; the rest when the tab is quiet
-# (engine/worker-lazy.js calls load_services) or on the first call that needs them.
+# (engine/worker-lazy.js calls load_next_service, a module a step) or on the first call that needs them.
 METHODS = Methods({
     "reloadLibrary": lambda engine, ctx: _reload(engine),
     "repairIndex": lambda engine, ctx: _repair(engine),
@@ -184,6 +184,11 @@ METHODS.load(BOOT_SERVICES)
 def load_services() -> int:
     """Import the remaining service modules; how many methods are known."""
     return METHODS.load()
+
+
+def load_next_service() -> bool:
+    """Import the next service module; whether any remain (engine/worker-lazy.js, a step each)."""
+    return METHODS.load_next()
 
 
 async def _restore_now() -> bool:

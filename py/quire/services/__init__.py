@@ -35,6 +35,12 @@ class Methods:
             self._loaded += 1
         return len(self.names())
 
+    def load_next(self) -> bool:
+        """Import the next service (the tab's after-ready work, one import per step, so that a
+        page call waits for one module at most); whether any remain."""
+        self.load(min(self._loaded + 1, len(SERVICES)))
+        return self._loaded < len(SERVICES)
+
     def get(self, name: str):
         """The handler for ``name``, importing the remaining services if it is not known yet."""
         handler = self.own.get(name) or self._table.get(name)
