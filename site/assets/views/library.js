@@ -329,8 +329,9 @@
       measured = true;
       if (table.measuredAt === innerWidth) return;
       var drawn = last - first, real = drawn ? (body.offsetHeight - top.offsetHeight - bottom.offsetHeight) / drawn : height;
-      if (drawn) table.measuredAt = innerWidth;
-      if (real > 4 && Math.abs(real - height) > 2) { table.rowHeight = real; table.painted = null; schedule(); }
+      if (!drawn || real <= 4) return;  // nothing drawn, or not laid out (the view hidden): a later draw measures
+      table.measuredAt = innerWidth;
+      if (Math.abs(real - height) > 2) { table.rowHeight = real; table.painted = null; schedule(); }
     }
     function schedule() { if (!pending) { pending = true; requestAnimationFrame(paint); } }
     scroller.addEventListener('scroll', schedule, { passive: true });
