@@ -19,6 +19,7 @@ STAGE = """n => quire.stage(Array.from({length: n}, (_, i) => ({name: 'note-' + 
 # Counts the engine calls the page makes (and how many run at once) and the page's long tasks.
 WATCH = """(() => {
   window.__calls = {}; window.__running = {}; window.__most = {}; window.__long = []; window.__rowsPerTask = [];
+  window.__offsets = [];  // the offset asked by each sourcesSince: a page of a whole list is asked past 0
   new PerformanceObserver(l => l.getEntries().forEach(e => window.__long.push(Math.round(e.duration))))
     .observe({type: 'longtask', buffered: true});
   // Rows added per task: a MutationObserver's callback runs once after each task that changed the page.
@@ -37,6 +38,7 @@ WATCH = """(() => {
         window.__calls[n] = (window.__calls[n] || 0) + 1;
         window.__running[n] = (window.__running[n] || 0) + 1;
         window.__most[n] = Math.max(window.__most[n] || 0, window.__running[n]);
+        if (n === 'sourcesSince') window.__offsets.push(JSON.parse(m.argsJson)[2] || 0);
       }
       return send(m, t);
     };
@@ -57,6 +59,7 @@ def test_a_library_of_many_sources_reopens_without_freezing_the_page(context, bu
     page = open_page(context, url, page_log)
     page.set_default_timeout(300_000)
     page.evaluate(STAGE, N)
+    page.evaluate("quire.setKeepOriginals(false).then(() => quire.setOcrLanguage('deu')).then(() => 0)")
     page.close()
 
     context.add_init_script(WATCH)
@@ -69,6 +72,18 @@ def test_a_library_of_many_sources_reopens_without_freezing_the_page(context, bu
     page.wait_for_function(f"() => {table} && {table}.getAttribute('aria-rowcount') === '{N + 1}'")
     most = page.evaluate("window.__most")
     assert most["sourcesSince"] == 1 and most.get("categories", 1) == 1, most  # the views shared one answer
+    # The whole list came in two pages of at most 500 (Library.LIST_PAGE), the search answered between.
+    assert page.evaluate("window.__offsets").count(500) == 1, page.evaluate("window.__offsets")
+    # Study and Settings are hidden: they asked nothing (Study's sets would load every service
+    # ahead of the person's first call); each asks once it is opened, and shows what is stored.
+    calls = page.evaluate("window.__calls")
+    assert "studySets" not in calls and "librarySettings" not in calls, calls
+    page.evaluate("location.hash = '#settings'")
+    page.wait_for_function("() => !document.querySelector('[data-testid=keep-originals]').checked"
+                           " && document.querySelector('[data-testid=ocr-language]').value === 'deu'")
+    page.evaluate("location.hash = '#study'")
+    wait_until(page, "window.__calls.studySets >= 1")
+    page.evaluate("location.hash = '#library'")
     # Only the rows in sight are in the page, each built in the task that scrolled to it.
     shown = page.evaluate(ROWS)
     assert 10 <= shown < N // 2, shown

@@ -84,3 +84,88 @@ def test_a_change_that_failed_to_save_is_not_reported():
         return await since(q, copy), q.sources()[0]["category"]
     d, category = run(go())
     assert d["changed"] == [] and category is None
+
+
+def fill(q, page: int) -> tuple[dict, int]:
+    """What api.js does with a whole list in pages (syncSources, pages): every page of the list
+    as it was at the first, then what changed since that first answer.  Returns the copy and how
+    many answers it took."""
+    q.library.LIST_PAGE = page
+    first = METHODS["sourcesSince"](q, Context())
+    head, by_id, answers, d = first, {}, 1, first
+    while True:
+        if d["all"]:
+            head, by_id = d, {}
+        by_id.update({s["id"]: s for s in d["changed"]})
+        if d["more"] is None:
+            break
+        d = METHODS["sourcesSince"](q, Context(), head["epoch"], head["revision"], d["more"])
+        answers += 1
+    copy = {"by_id": by_id, "epoch": head["epoch"], "revision": head["revision"]}
+    return apply(copy, METHODS["sourcesSince"](q, Context(), copy["epoch"], copy["revision"])), answers + 1
+
+
+def listed(copy: dict) -> list[dict]:
+    return sorted(copy["by_id"].values(), key=lambda s: (s["added"], s["name"]))
+
+
+def test_a_long_list_comes_in_pages_cut_from_the_list_as_it_was_at_the_first():
+    async def go():
+        q = await Quire.open(MemoryStore())
+        for i in range(25):
+            await q.stage_text(f"note-{i}", f"Note {i} about enzymes and cells number {i}.")
+        q.library.LIST_PAGE = 10
+        first = METHODS["sourcesSince"](q, Context())
+        ids = [s["id"] for s in q.sources()]
+        # Between the pages someone renames a note already sent, removes one still to come and adds one.
+        await q.set_category(ids[2], "Biology")
+        await q.remove(ids[20])
+        await q.stage_text("late", "A note added while the list was on its way.")
+        second = METHODS["sourcesSince"](q, Context(), first["epoch"], first["revision"], first["more"])
+        third = METHODS["sourcesSince"](q, Context(), first["epoch"], first["revision"], second["more"])
+        after = METHODS["sourcesSince"](q, Context(), first["epoch"], first["revision"])
+        whole, answers = fill(q, 10)
+        return first, second, third, after, ids, q.sources(), whole, answers
+    first, second, third, after, ids, now, whole, answers = run(go())
+    assert first["all"] and first["more"] == 10 and [s["id"] for s in first["changed"]] == ids[:10]
+    assert not second["all"] and second["more"] == 20 and [s["id"] for s in second["changed"]] == ids[10:20]
+    # The last page is the list as it was: the note removed since is still in it, the new one not.
+    assert third["more"] is None and [s["id"] for s in third["changed"]] == ids[20:]
+    # What changed meanwhile comes after, since the first answer's revision.
+    assert after["removed"] == [ids[20]]
+    assert sorted(s["name"] for s in after["changed"]) == ["late.md", first["changed"][2]["name"]]
+    copy = {"by_id": {}}
+    for d in (first, second, third, after):
+        apply(copy, d)
+    assert listed(copy) == now
+    assert listed(whole) == now and answers == 4  # three pages of 26 and one look for changes
+
+
+def test_a_page_of_a_list_that_is_gone_starts_over():
+    async def go():
+        q = await Quire.open(MemoryStore())
+        for i in range(12):
+            await q.stage_text(f"note-{i}", f"Note {i} on photosynthesis, number {i}.")
+        q.library.LIST_PAGE = 5
+        first = METHODS["sourcesSince"](q, Context())
+        await q.erase_all()  # a new table (as a reload after another tab's change makes)
+        for i in range(7):
+            await q.stage_text(f"new-{i}", f"New note {i} on respiration.")
+        again = METHODS["sourcesSince"](q, Context(), first["epoch"], first["revision"], first["more"])
+        whole, _ = fill(q, 5)
+        return first, again, q.sources(), whole
+    first, again, now, whole = run(go())
+    assert first["all"] and len(first["changed"]) == 5
+    assert again["all"] and again["epoch"] != first["epoch"] and again["more"] == 5
+    assert [s["id"] for s in again["changed"]] == [s["id"] for s in now[:5]]
+    assert listed(whole) == now and len(now) == 7
+
+
+def test_a_short_list_is_one_answer():
+    async def go():
+        q = await Quire.open(MemoryStore())
+        for i in range(3):
+            await q.stage_text(f"n{i}", f"Short note {i}.")
+        return METHODS["sourcesSince"](q, Context()), q.library._listing
+    d, listing = run(go())
+    assert d["all"] and d["more"] is None and len(d["changed"]) == 3 and listing is None

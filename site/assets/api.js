@@ -167,17 +167,46 @@
    * at any other call, a change among them, or a change from another tab). Records are
    * frozen: the copy is shared. */
   var copy = { epoch: null, revision: 0, byId: {}, list: [] };
+  var filling = null;  // a whole list on its way in pages
   function bySourceOrder(a, b) { return a.added - b.added || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0); }
+  function sorted(byId) { return Object.keys(byId).map(function (id) { return byId[id]; }).sort(bySourceOrder); }
   function syncSources() {
+    if (filling) return filling;
     return q._call('sourcesSince', [copy.epoch, copy.revision], { share: true }).then(function (d) {
       if (d.epoch === copy.epoch && d.revision < copy.revision) return copy.list;  // an older answer, overtaken
+      if (d.more != null) {  // callers that shared this answer share the pages too
+        if (!filling) filling = pages(d);
+        return filling;
+      }
       if (d.all) copy.byId = {};
       d.removed.forEach(function (id) { delete copy.byId[id]; });
       d.changed.forEach(function (s) { copy.byId[s.id] = Object.freeze(s); });
-      if (d.all || d.changed.length || d.removed.length) copy.list = Object.keys(copy.byId).map(function (id) { return copy.byId[id]; }).sort(bySourceOrder);
+      if (d.all || d.changed.length || d.removed.length) copy.list = sorted(copy.byId);
       copy.epoch = d.epoch;
       copy.revision = d.revision;
       return copy.list;
+    });
+  }
+  /* A whole list of more than 500 sources comes a page at a time (Library.sources_since),
+   * the engine answering other calls between pages; then what changed meanwhile, as usual. */
+  function pages(first) {
+    var head = first, byId = {};
+    function take(d) {
+      if (d.all) { head = d; byId = {}; }  // the engine started over (its library was reloaded)
+      d.changed.forEach(function (s) { byId[s.id] = Object.freeze(s); });
+      if (d.more != null) return q._call('sourcesSince', [head.epoch, head.revision, d.more], { share: true }).then(take);
+      copy.byId = byId;
+      copy.list = sorted(byId);
+      copy.epoch = head.epoch;
+      copy.revision = head.revision;
+      return null;
+    }
+    return take(first).then(function () {
+      filling = null;
+      return syncSources();
+    }, function (err) {
+      filling = null;
+      throw err;
     });
   }
   q.sources = function () { return syncSources().then(function (list) { return list.slice(); }); };

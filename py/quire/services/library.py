@@ -45,7 +45,7 @@ METHODS = {
     "reject": lambda engine, ctx, name, size, reason: engine.reject(name, size, reason),
     "train": _train,
     "sources": lambda engine, ctx: engine.sources(),
-    "sourcesSince": lambda engine, ctx, epoch=None, revision=0: engine.library.sources_since(epoch, revision),
+    "sourcesSince": lambda engine, ctx, epoch=None, revision=0, offset=0: engine.library.sources_since(epoch, revision, offset),
     "categories": lambda engine, ctx: engine.categories(),
     "setCategory": lambda engine, ctx, source_id, category: engine.set_category(source_id, category),
     "remove": lambda engine, ctx, source_id: engine.remove(source_id),

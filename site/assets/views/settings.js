@@ -155,8 +155,12 @@
     } }, h('option', { value: 'auto' }, t('The source’s language (English and German when unknown)')), h('option', { value: 'eng' }, t('English')),
       h('option', { value: 'deu' }, t('German')), h('option', { value: 'eng+deu' }, t('English and German')));
     var ocrNote = h('small', { class: 'muted', testid: 'ocr-note' });
+    // The library's settings are read when Settings is shown (libraryFields), not at every ready.
+    libraryFields = function () {
+      q.librarySettings().then(function (st) { keep.checked = st.keep_originals; ocrLang.value = st.ocr_language || 'auto'; }, function () {});
+    };
     document.addEventListener('quire:ready', function () {
-      q.librarySettings().then(function (st) { keep.checked = st.keep_originals; ocrLang.value = st.ocr_language || 'auto'; });
+      if (QuireUI.shown(root)) libraryFields();
       ocrNote.textContent = q.ocrAvailable() ? t('Scanned pages and images are read during Train, in this tab, with no download.')
         : t('OCR is not included in this copy of Quire (it was built with --no-ocr): scanned pages stay unsearchable.');
       ocrLang.disabled = !q.ocrAvailable();
@@ -480,5 +484,11 @@
     }, function (e) { label.textContent = t('Download failed: {error}', { error: engine(e.message) }); });
   }
 
-  QuireUI.register('settings', { init: init, show: refresh });
+  var libraryFields = function () {};
+  function show() {
+    refresh();
+    if (self.quire.status().stage === 'ready') libraryFields();
+  }
+
+  QuireUI.register('settings', { init: init, show: show });
 })();

@@ -73,7 +73,9 @@
     root.append(h('div', { class: 'view-head' }, h('h2', null, t('Study')),
       h('span', { class: 'muted small' }, t('Every item links back to the passage it came from.'))), ui.home, ui.player);
     chooseTool('quiz');
-    document.addEventListener('quire:ready', refresh);
+    // Hidden at ready, Study asks nothing: its set list needs the study service, which would load
+    // every remaining service ahead of the person's first call.  show() fills it when opened.
+    document.addEventListener('quire:ready', function () { if (QuireUI.shown(root)) refresh(); });
     document.addEventListener('quire:library-changed', function () { if (q.status().stage === 'ready' && QuireUI.shown(root)) fillScopes(); });
     document.addEventListener('quire:llm-status', function (e) { aiNote(e.detail); });
     // The welcome card's "take a quiz" opens the set it just made.
