@@ -169,3 +169,24 @@ def test_a_short_list_is_one_answer():
         return METHODS["sourcesSince"](q, Context()), q.library._listing
     d, listing = run(go())
     assert d["all"] and d["more"] is None and len(d["changed"]) == 3 and listing is None
+
+
+def test_what_a_train_changed_comes_in_pages_too():
+    async def go():
+        q = await Quire.open(MemoryStore())
+        for i in range(23):
+            await q.stage_text(f"note-{i}", f"Note {i} about enzymes and cells number {i}.")
+        q.library.LIST_PAGE = 10
+        copy, _ = fill(q, 10)
+        await q.remove(q.sources()[0]["id"])
+        await q.train()  # every other record changes: 22 of them
+        first = METHODS["sourcesSince"](q, Context(), copy["epoch"], copy["revision"])
+        copy = apply(copy, first)
+        d = first
+        while d["more"] is not None:
+            d = METHODS["sourcesSince"](q, Context(), first["epoch"], first["revision"], d["more"])
+            copy = apply(copy, d)
+        return first, copy, q.sources()
+    first, copy, now = run(go())
+    assert not first["all"] and first["more"] == 10 and len(first["changed"]) == 10 and len(first["removed"]) == 1
+    assert listed(copy) == now and {s["status"] for s in now} == {"trained"}

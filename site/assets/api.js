@@ -187,12 +187,14 @@
       return copy.list;
     });
   }
-  /* A whole list of more than 500 sources comes a page at a time (Library.sources_since),
-   * the engine answering other calls between pages; then what changed meanwhile, as usual. */
+  /* More than 500 records (a whole list, or what a Train changed) come a page at a time
+   * (Library.sources_since), the engine answering other calls between pages; then what changed
+   * meanwhile, as usual. */
   function pages(first) {
-    var head = first, byId = {};
+    var head = first, byId = first.all ? {} : Object.assign({}, copy.byId);
     function take(d) {
       if (d.all) { head = d; byId = {}; }  // the engine started over (its library was reloaded)
+      d.removed.forEach(function (id) { delete byId[id]; });
       d.changed.forEach(function (s) { byId[s.id] = Object.freeze(s); });
       if (d.more != null) return q._call('sourcesSince', [head.epoch, head.revision, d.more], { share: true }).then(take);
       copy.byId = byId;

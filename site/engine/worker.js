@@ -100,11 +100,18 @@
     return reply.value;
   }
 
+  // Calls that leave much of the heap changed: a full collection follows once the engine is quiet.
+  var SETTLE = { train: 1, eraseAll: 1, importVault: 1 };
+
   /* An engine method (quire.browser.dispatch), under the writer lock if it writes. */
   async function py(name, argsJson, payload, id) {
     if (!QuireLazy.quick(name)) await QuireLazy.needLibraries();
     var run = function () { return dispatch(name, argsJson, payload, id); };
-    return QuireWriter.writes(name) ? QuireWriter.write(name, id, run) : run();
+    try {
+      return await (QuireWriter.writes(name) ? QuireWriter.write(name, id, run) : run());
+    } finally {
+      if (SETTLE[name]) QuireLazy.settleSoon();
+    }
   }
 
   /* The calls the worker answers itself; any other name is an engine method (py). */
