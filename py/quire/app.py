@@ -149,8 +149,12 @@ class Quire:
         """Ranked passages: source, location, text, and each retriever's rank and score."""
         if not query.strip():
             return []
-        hits = await self.library.find(query, k=k, scope=scope, query_vector=await self.embedder.query_vector(query))
+        vector = await self.embedder.query_vector(query)
+        hits = await self.library.find(query, k=k, scope=scope, query_vector=vector)
+        loading = vector is None and getattr(self.embedder, "model_loading", False)
         for hit in hits:
+            if loading:  # by keywords now; the page searches again once the tab's model is in
+                hit["dense_status"] = "loading"
             language = self.library.table.get(hit["source_id"], {}).get("language") or "en"
             hit["highlights"] = highlight_spans(hit["text"], query, self.library.index.tokenizer(language))
             if language == "other" and hit.get("relevance") is not None:

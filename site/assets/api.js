@@ -322,6 +322,9 @@
     }
     return embedderLoad;
   }
+  /** embedderLoading(): whether this tab's embedding model is on its way in (a search meanwhile
+   * is answered by keywords only). */
+  q.embedderLoading = function () { return !!(embedderLoad && self.QuireEmbedder && !QuireEmbedder.stats().loaded); };
   /* {texts, kind} -> {dim, data}: the vectors one after another in one Float32Array
    * (py/quire/browser/embedder.py).  The model loads on first use; quire:embedder-load events
    * carry its progress ({fraction, stage, loaded, total}, then {done: true}). */
@@ -330,6 +333,13 @@
       var missing = new Error('In-browser embeddings are not included in this copy of Quire');
       missing.kind = 'not-included';
       throw missing;
+    }
+    // A search does not wait 1-2 s for the model's 72 MB (after a reload, while the embedding
+    // resumes): it is answered by keywords now, its hits say "loading", and the Search view asks
+    // again once the model is in (quire:embedder-load, done).
+    if (a.kind === 'query' && !QuireEmbedder.stats().loaded) {
+      loadEmbedder().catch(function () { /* the passages' run or the next search says what failed */ });
+      return { loading: true };
     }
     return loadEmbedder().then(function () { return QuireEmbedder.embed(a.texts, a.kind); }).then(function (vectors) {
       var dim = vectors.length ? vectors[0].length : 0;

@@ -330,6 +330,10 @@ QuireI18n.add('de', {
   "One source": "Eine Quelle",
   "Searching…": "Suche läuft…",
   "{passages} in {ms} ms · keyword search (BM25)": "{passages} in {ms} ms · Stichwortsuche (BM25)",
+  "the embedding model is still loading in this browser: these results will be updated with meaning-based search in a moment":
+    "das Embedding-Modell lädt in diesem Browser noch: die Ergebnisse werden gleich um die Suche nach Bedeutung ergänzt",
+  "The embedding model is still loading in this browser: the search by meaning follows in a moment.":
+    "Das Embedding-Modell lädt in diesem Browser noch: die Suche nach Bedeutung folgt gleich.",
   "meaning (embeddings)": "Bedeutung (Embeddings)",
   "add an embedding model in Settings for meaning-based search too": "für die Suche nach Bedeutung ein Embedding-Modell in den Einstellungen wählen",
   "No passage matches these words well; the closest ones are below.": "Keine Textstelle passt gut zu diesen Wörtern; die nächstliegenden stehen unten.",

@@ -30,5 +30,7 @@ class TabEmbedder:
         except JsException as exc:  # the page's own words (site/assets/embedder.js TEXT), in the page's language there
             reason = str(getattr(exc, "message", "") or exc)
             raise LLMError(f"The embedding in this browser failed: {reason}", kind="connection") from None
+        if getattr(reply, "loading", False):  # a query while the model loads (api.js): keywords answer now
+            raise LLMError("The embedding model is still loading in this browser", kind="loading")
         flat = np.frombuffer(reply.data.to_bytes(), dtype=np.float32)  # one copy out of the JS heap
         return list(flat.reshape(len(texts), int(reply.dim)))

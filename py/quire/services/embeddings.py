@@ -189,7 +189,10 @@ class Embedder:
                 "remaining": len(self._missing(model))}
 
     async def query_vector(self, query: str):
-        """The query's embedding when the index has vectors of the current model; else None."""
+        """The query's embedding when the index has vectors of the current model; else None.
+        ``model_loading`` then says whether it is None because this tab's model is still loading
+        (the search answers by keywords at once instead of waiting 1-2 s for 72 MB of weights)."""
+        self.model_loading = False
         model = self.engine.llm.embed_identity
         if model:
             await self.engine.library.vectors_ready()
@@ -199,8 +202,9 @@ class Embedder:
         if key not in self._query_cache:
             try:
                 vec = (await self.engine.llm.embed_texts([query], "query"))[0]
-            except LLMError:
-                return None  # the server went away: keyword search still answers
+            except LLMError as exc:
+                self.model_loading = exc.kind == "loading"
+                return None  # the server went away, or the tab's model is loading: keyword search still answers
             if len(self._query_cache) > 256:
                 self._query_cache.clear()
             self._query_cache[key] = np.asarray(vec, dtype=np.float32)

@@ -80,6 +80,8 @@
       (d.eta_s ? ', ' + t('about {s} s left', { s: d.eta_s }) : '') + '. ' + t('Meanwhile, passages without vectors are found by keywords only.');
   }
   function loadingModel(e) {
+    // The search answered by keywords while the model loaded is asked again, by meaning too.
+    if (e.detail.done && reloadFor && reloadFor === input.value.trim()) { reloadFor = null; run(); }
     if (!tabBar || e.detail.done) return;
     tabBar.label.textContent = t('Loading the embedding model ({pct} %)…', { pct: Math.round(100 * (e.detail.fraction || 0)) });
   }
@@ -129,6 +131,7 @@
   }
 
   var searches = 0;  // only the newest search's answer is shown (an older one can arrive later)
+  var reloadFor = null;  // the query answered by keywords only while this tab's model loaded
   function run() {
     var query = input.value.trim();
     if (!query) return;
@@ -141,11 +144,15 @@
       results.removeAttribute('aria-busy');
       var ms = Math.round(performance.now() - t0);
       var weak = hits.length && !hits.some(function (x) { return x.relevance != null && x.relevance >= WEAK; });
-      var dense = hits.some(function (x) { return x.dense_status && x.dense_status !== 'off'; });
+      var loading = hits.some(function (x) { return x.dense_status === 'loading'; }) || (!hits.length && q.embedderLoading());
+      var dense = !loading && hits.some(function (x) { return x.dense_status && x.dense_status !== 'off'; });
+      reloadFor = loading ? query : null;  // asked again once the model is in (loadingModel)
       note.textContent = hits.length ? t('{passages} in {ms} ms · keyword search (BM25)', { passages: QuireUI.plural(hits.length, 'passage'), ms: ms }) +
-          (dense ? ' + ' + t('meaning (embeddings)') : '; ' + t('add an embedding model in Settings for meaning-based search too'))
+          (loading ? '; ' + t('the embedding model is still loading in this browser: these results will be updated with meaning-based search in a moment')
+            : dense ? ' + ' + t('meaning (embeddings)') : '; ' + t('add an embedding model in Settings for meaning-based search too'))
           + (weak ? '. ' + t('No passage matches these words well; the closest ones are below.') : '')
-        : t(scopeSelect.value ? 'No passage matches “{query}” in this scope.' : 'No passage matches “{query}”.', { query: query });
+        : t(scopeSelect.value ? 'No passage matches “{query}” in this scope.' : 'No passage matches “{query}”.', { query: query }) +
+          (loading ? ' ' + t('The embedding model is still loading in this browser: the search by meaning follows in a moment.') : '');
       render(hits, query);
     }, function (err) {
       if (mine !== searches) return;
