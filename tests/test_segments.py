@@ -401,7 +401,8 @@ def test_reopening_attaches_vectors_without_reading_passages(saved_before_hashes
 
 def test_deferred_vectors_let_keyword_search_answer_first_and_every_change_waits_for_them():
     """The tab opens with ``defer_vectors``: keyword search answers before the cached vectors
-    are read; a search with a query vector, the embedding status and any change wait for them."""
+    are read; a search with a query vector, the embedding status and any change of rows wait for
+    them.  A category, which moves no row, does not."""
     async def go():
         with OllamaStub() as stub:
             store = MemoryStore()
@@ -417,13 +418,20 @@ def test_deferred_vectors_let_keyword_search_answer_first_and_every_change_waits
             hits = await lib.find("marker1")  # no query vector: no wait
             during = lib.index.dense.n_live
             assert lib.stored.vectors_task is None  # not even started: the tab starts it once quiet
+            rocks = (await lib.find("marker3"))[0]["source_id"]
+            await lib.set_category(rocks, "Rocks")  # a category waits for nothing
+            renamed = lib.stored.vectors_task, lib.index.dense.n_live
             assert lib.start_vectors() is lib.start_vectors() is not None  # started once
-            await lib.set_category((await lib.find("marker3"))[0]["source_id"], "Rocks")  # a change waits
-            return n, before, during, hits, lib.index.dense.n_live
+            await lib.remove((await lib.find("marker2"))[0]["source_id"])  # a change of rows waits
+            removed = lib.index.dense.n_live
+            again = await Library.open(store)
+            return n, before, during, hits, renamed, removed, again.source(rocks)["category"], again.index.dense.n_live
 
-    n, before, during, hits, after = run(go())
+    n, before, during, hits, renamed, removed, category, reopened = run(go())
     assert before == 0 and during == 0 and hits[0]["source"] == "doc1.md"
-    assert after == n
+    assert renamed == (None, 0)
+    per_doc = n // 4
+    assert removed == n - per_doc and category == "Rocks" and reopened == n - per_doc
 
 
 def test_a_save_compares_only_the_changed_sources_and_the_store_stays_exact():
