@@ -167,7 +167,7 @@
    * at any other call, a change among them, or a change from another tab). Records are
    * frozen: the copy is shared. */
   var copy = { epoch: null, revision: 0, byId: {}, list: [] };
-  var filling = null;  // a whole list on its way in pages
+  var filling = null;  // an answer on its way in pages
   function bySourceOrder(a, b) { return a.added - b.added || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0); }
   function sorted(byId) { return Object.keys(byId).map(function (id) { return byId[id]; }).sort(bySourceOrder); }
   function syncSources() {
@@ -310,15 +310,16 @@
   };
 
   /* ---- Embeddings in this tab (no server): the engine asks the page for vectors ---- */
-  var embedderLoad = null;
+  var embedderLoad = null, embedderFailed = false;
   function loadEmbedder() {
     if (!embedderLoad) {
       embedderLoad = QuireEmbedder.load(function (p) {
         document.dispatchEvent(new CustomEvent('quire:embedder-load', { detail: p }));
       }).then(function (r) {
+        embedderFailed = false;
         document.dispatchEvent(new CustomEvent('quire:embedder-load', { detail: { fraction: 1, done: true } }));
         return r;
-      }, function (err) { embedderLoad = null; throw err; });
+      }, function (err) { embedderLoad = null; embedderFailed = true; throw err; });
     }
     return embedderLoad;
   }
@@ -337,7 +338,8 @@
     // A search does not wait 1-2 s for the model's 72 MB (after a reload, while the embedding
     // resumes): it is answered by keywords now, its hits say "loading", and the Search view asks
     // again once the model is in (quire:embedder-load, done).
-    if (a.kind === 'query' && !QuireEmbedder.stats().loaded) {
+    // After a load failed, a search waits for the next try, as before (not "loading" forever).
+    if (a.kind === 'query' && !QuireEmbedder.stats().loaded && !embedderFailed) {
       loadEmbedder().catch(function () { /* the passages' run or the next search says what failed */ });
       return { loading: true };
     }
