@@ -15,7 +15,7 @@ def run(coro):
 
 
 def apply(copy: dict, d: dict) -> dict:
-    """What api.js does with an answer."""
+    """What api-sources.js does with an answer."""
     if d["all"]:
         copy["by_id"] = {}
     for sid in d["removed"]:
@@ -87,7 +87,7 @@ def test_a_change_that_failed_to_save_is_not_reported():
 
 
 def fill(q, page: int) -> tuple[dict, int]:
-    """What api.js does with a whole list in pages (syncSources, pages): every page of the list
+    """What api-sources.js does with a whole list in pages (syncSources, pages): every page of the list
     as it was at the first, then what changed since that first answer.  Returns the copy and how
     many answers it took."""
     q.library.LIST_PAGE = page
@@ -109,12 +109,19 @@ def listed(copy: dict) -> list[dict]:
     return sorted(copy["by_id"].values(), key=lambda s: (s["added"], s["name"]))
 
 
+async def notes(n: int, page: int | None = None, stem: str = "note"):
+    """A library of ``n`` staged one-passage notes; ``page``: records per answer of a long list."""
+    q = await Quire.open(MemoryStore())
+    for i in range(n):
+        await q.stage_text(f"{stem}-{i}", f"Note {i} about enzymes and cells number {i}.")
+    if page:
+        q.library.LIST_PAGE = page
+    return q
+
+
 def test_a_long_list_comes_in_pages_cut_from_the_list_as_it_was_at_the_first():
     async def go():
-        q = await Quire.open(MemoryStore())
-        for i in range(25):
-            await q.stage_text(f"note-{i}", f"Note {i} about enzymes and cells number {i}.")
-        q.library.LIST_PAGE = 10
+        q = await notes(25, page=10)
         first = METHODS["sourcesSince"](q, Context())
         ids = [s["id"] for s in q.sources()]
         # Between the pages someone renames a note already sent, removes one still to come and adds one.
@@ -143,10 +150,7 @@ def test_a_long_list_comes_in_pages_cut_from_the_list_as_it_was_at_the_first():
 
 def test_a_page_of_a_list_that_is_gone_starts_over():
     async def go():
-        q = await Quire.open(MemoryStore())
-        for i in range(12):
-            await q.stage_text(f"note-{i}", f"Note {i} on photosynthesis, number {i}.")
-        q.library.LIST_PAGE = 5
+        q = await notes(12, page=5)
         first = METHODS["sourcesSince"](q, Context())
         await q.erase_all()  # a new table (as a reload after another tab's change makes)
         for i in range(7):
@@ -163,9 +167,7 @@ def test_a_page_of_a_list_that_is_gone_starts_over():
 
 def test_a_short_list_is_one_answer():
     async def go():
-        q = await Quire.open(MemoryStore())
-        for i in range(3):
-            await q.stage_text(f"n{i}", f"Short note {i}.")
+        q = await notes(3)
         return METHODS["sourcesSince"](q, Context()), q.library._listing
     d, listing = run(go())
     assert d["all"] and d["more"] is None and len(d["changed"]) == 3 and listing is None
@@ -173,10 +175,7 @@ def test_a_short_list_is_one_answer():
 
 def test_what_a_train_changed_comes_in_pages_too():
     async def go():
-        q = await Quire.open(MemoryStore())
-        for i in range(23):
-            await q.stage_text(f"note-{i}", f"Note {i} about enzymes and cells number {i}.")
-        q.library.LIST_PAGE = 10
+        q = await notes(23, page=10)
         copy, _ = fill(q, 10)
         await q.remove(q.sources()[0]["id"])
         await q.train()  # every other record changes: 22 of them
