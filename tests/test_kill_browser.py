@@ -172,7 +172,7 @@ def test_a_browser_killed_seconds_after_opening_is_noticed_at_the_next_start(pla
     wait_until(look, f"localStorage.getItem({json.dumps(mine[0])}) === 'closed'")
     look.close()
     page, _ = open_logged(ctx, url)
-    assert page.evaluate("QuireStore.cutShort()") is False
+    assert page.evaluate("QuireStore.cutShort()") is False, page.evaluate("QuireStore.judgement()")
     wait_until(page, "QuireStore.marks().then(m => m.length === 1)")  # only this tab's
     kill(ctx, profile)
 
@@ -182,4 +182,28 @@ def test_a_browser_killed_seconds_after_opening_is_noticed_at_the_next_start(pla
     assert page.evaluate("QuireStore.torn()") is False or wait_until(page, "!QuireStore.torn()")  # sealed before writing
     assert wait_until(page, "QuireStore.marks().then(m => m.length === 1 && m)")  # the killed tab's mark is gone
     assert sorted(state(page)) == sorted(f["name"] for f in files(0)[:3]) and found(page, "r0-amber.md")
+    ctx.close()
+
+
+def test_only_a_session_that_wrote_is_counted_cut_short(playwright_instance, built_dist, tmp_path):
+    # A session's mark in IndexedDB is its first write, so one whose key is only in localStorage
+    # (its tab closed and took the mark away, or it died before writing) tore nothing: counting it
+    # sealed the log for nothing (a tab closed normally, its "closed" not yet seen from file://).
+    url = (built_dist / "index.html").as_uri()
+    ctx = launch_profile(playwright_instance, tmp_path / "profile")
+    page, _ = open_logged(ctx, url)
+    page.evaluate("""() => { localStorage.setItem('quire.session.nomark', '1');
+        localStorage.setItem('quire.session.wrote', '1');
+        return QuireStore.run(QuireStore.mainConnection, ['kv'], 'readwrite',
+            t => { t.objectStore('kv').put({started: 0}, 'session:wrote'); }, 'test'); }""")
+    page.close()
+    page, _ = open_logged(ctx, url)
+    seen = page.evaluate("QuireStore.judgement()")
+    assert {"nomark", "wrote"} <= set(seen["said"]) and "wrote" in seen["marks"], seen
+    assert "wrote" in seen["cut"] and "nomark" not in seen["cut"], seen
+    assert page.evaluate("QuireStore.cutShort()") is True
+    assert page.evaluate("QuireStore.torn()") is False or wait_until(page, "!QuireStore.torn()")  # sealed
+    # both are judged and gone: their keys and the written mark
+    assert not page.evaluate("Object.keys(localStorage).filter(k => /quire.session.(nomark|wrote)/.test(k))")
+    assert wait_until(page, "QuireStore.marks().then(m => m.every(x => x.key !== 'session:wrote'))")
     ctx.close()

@@ -8,7 +8,8 @@
  * mark that it is open, holds a Web Lock of the same name while it is, and says "closed"
  * when it goes (pagehide).  At the next start, a mark whose lock nobody holds and that never
  * said "closed" is a session that ended without closing: the log is then treated as torn
- * (one seal, 5 MiB, before the first write).
+ * (one seal, 5 MiB, before the first write).  A mark that is only in localStorage made no
+ * write, so it is not counted (the IndexedDB mark is each session's first write).
  *
  * The mark is written twice.  localStorage alone is not enough: Chromium saves it a few
  * seconds after a change, so a browser killed within those seconds of opening left no
@@ -32,6 +33,7 @@
     return judging;
   }
   var cutShort = false;  // did this start find a session that ended without closing?
+  var judgement = null;  // what it was judged from (for tests and bug reports)
   function judge(cut) {
     cutShort = cutShort || !!cut;
     if (cut) S.setTorn(true, typeof localStorage !== 'undefined');
@@ -93,7 +95,13 @@
       Object.keys(said).forEach(function (x) { ids[x] = true; });
       // Without locks no open tab can be told from a cut one: every mark that did not say "closed" counts.
       var gone = Object.keys(ids).filter(function (x) { return x !== id && !(r[1] && r[1][SESSION_PREFIX + x]); });
-      var cut = gone.filter(function (x) { return said[x] !== 'closed'; });
+      // A session with no mark in IndexedDB made no write (its mark is its first), so it tore
+      // nothing, whatever localStorage says: its tab closed (pagehide took the mark away) or it
+      // died before writing.  (A tab's "closed" is written as it goes, and a start soon after may
+      // not see it: from file://, clean-clone CI runs counted a tab closed normally as cut short.)
+      // Marks that could not be read leave localStorage alone to judge.
+      var cut = gone.filter(function (x) { return said[x] !== 'closed' && (!r[0] || r[0].indexOf(x) >= 0); });
+      judgement = { said: said, marks: r[0], held: r[1] && Object.keys(r[1]), gone: gone, cut: cut };
       judge(cut.length > 0);
       gone.forEach(function (x) { try { localStorage.removeItem(SESSION_PREFIX + x); } catch (e) { /* refused */ } });
       // This start's first write: after a cut-short session it retires the log first (seal).
@@ -121,6 +129,8 @@
   S.checked = function () { return started || Promise.resolve(S.torn()); };
   S.pending = function () { return !!started; };
   S.cutShort = function () { return cutShort; };
+  /* What this start was judged from: {said (localStorage), marks (IndexedDB), held (locks), gone, cut}. */
+  S.judgement = function () { return judgement; };
   /* The open-tab marks in IndexedDB (for the Privacy panel): [{key, bytes}]. */
   S.marks = function () {
     return marks().then(function (ids) { return ids.map(function (x) { return { key: MARK_PREFIX + x, bytes: MARK_PREFIX.length + x.length + 16 }; }); });
