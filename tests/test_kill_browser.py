@@ -188,15 +188,18 @@ def test_a_browser_killed_seconds_after_opening_is_noticed_at_the_next_start(pla
 def test_only_a_session_that_wrote_is_counted_cut_short(playwright_instance, built_dist, tmp_path):
     # A session's mark in IndexedDB is its first write, so one whose key is only in localStorage
     # (its tab closed and took the mark away, or it died before writing) tore nothing: counting it
-    # sealed the log for nothing (a tab closed normally, its "closed" not yet seen from file://).
+    # sealed the log for nothing.  From file://, a page opened moments after another closed saw
+    # none of the keys that page had put in localStorage (a clean-clone CI run), so the two
+    # sessions' keys are put there by the next page itself, before its scripts run; the mark goes
+    # into IndexedDB, which the next page always sees.
     url = (built_dist / "index.html").as_uri()
     ctx = launch_profile(playwright_instance, tmp_path / "profile")
     page, _ = open_logged(ctx, url)
-    page.evaluate("""() => { localStorage.setItem('quire.session.nomark', '1');
-        localStorage.setItem('quire.session.wrote', '1');
-        return QuireStore.run(QuireStore.mainConnection, ['kv'], 'readwrite',
-            t => { t.objectStore('kv').put({started: 0}, 'session:wrote'); }, 'test'); }""")
+    page.evaluate("""() => QuireStore.run(QuireStore.mainConnection, ['kv'], 'readwrite',
+        t => { t.objectStore('kv').put({started: 0}, 'session:wrote'); }, 'test')""")
     page.close()
+    ctx.add_init_script("""if (!sessionStorage.getItem('planted')) { sessionStorage.setItem('planted', '1');
+        localStorage.setItem('quire.session.nomark', '1'); localStorage.setItem('quire.session.wrote', '1'); }""")
     page, _ = open_logged(ctx, url)
     seen = page.evaluate("QuireStore.judgement()")
     assert {"nomark", "wrote"} <= set(seen["said"]) and "wrote" in seen["marks"], seen
