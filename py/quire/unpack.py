@@ -59,15 +59,16 @@ class Unpacking:
         if mode & 0o111:
             os.chmod(out, mode & 0o777)
 
-    def finish(self, installer: str | None = None, source: str | None = None) -> list[str]:
+    def finish(self, loader, installer: str | None = None, source: str | None = None) -> list[str]:
         """Record the installer and data files as Pyodide does; the shared libraries to load, in
-        the archive's order."""
-        from pyodide._package_loader import install_datafiles, set_wheel_installer, should_load_dynlib
-
+        the archive's order.  ``loader`` is Pyodide's ``pyodide._package_loader`` (its
+        ``set_wheel_installer``, ``install_datafiles`` and ``should_load_dynlib``), handed in by
+        the worker: only ``quire.browser`` imports the browser's modules."""
         try:
             if self.filename.endswith(".whl"):
-                set_wheel_installer(self.filename, self.archive, self.target, installer, source)
-                install_datafiles(self.filename, self.archive, self.target)
-            return [str((self.target / m.filename).resolve()) for m in self.members if should_load_dynlib(m.filename)]
+                loader.set_wheel_installer(self.filename, self.archive, self.target, installer, source)
+                loader.install_datafiles(self.filename, self.archive, self.target)
+            return [str((self.target / m.filename).resolve()) for m in self.members
+                    if loader.should_load_dynlib(m.filename)]
         finally:
             self.archive.close()

@@ -178,6 +178,7 @@ var QuireLazy = (function () {
     var bytes = {};
     order.forEach(function (name) { bytes[name] = QuireAssets.get(lock[name].file_name); bytes[name].catch(function () {}); });
     var Unpacking = pyodide.runPython('from quire.unpack import Unpacking\nUnpacking'), dirs = {};
+    var loader = pyodide.pyimport('pyodide._package_loader');
     try {
       for (var i = 0; i < order.length; i++) {
         var info = lock[order[i]], file = '/tmp/' + info.file_name;
@@ -188,7 +189,7 @@ var QuireLazy = (function () {
         var job = Unpacking(file, info.file_name, dir), dynlibs;
         try {
           while (!job.step()) await step();
-          var finish = job.finish, list = finish.callKwargs({ installer: 'pyodide.loadPackage', source: 'pyodide' });
+          var finish = job.finish, list = finish.callKwargs(loader, { installer: 'pyodide.loadPackage', source: 'pyodide' });
           dynlibs = list.toJs();
           list.destroy();
           finish.destroy();
@@ -203,6 +204,7 @@ var QuireLazy = (function () {
       }
     } finally {
       Unpacking.destroy();
+      loader.destroy();
     }
     // What loadPackage ends with, for these folders only (importlib.invalidate_caches() re-reads
     // the standard library's zip: about 0.3 s).
